@@ -1,0 +1,122 @@
+// Index: the one public entry point of spatialhash.
+//
+// Build once on a set of points and a radius r, then run any number of queries:
+//
+//   std::vector<float> xyz = ...;                          // x0,y0,z0,x1,y1,z1,...
+//   spatialhash::Index<3, float> index(xyz, 0.1);          // default engine, all cores
+//   spatialhash::NeighborLists lists = index.neighbor_lists();
+//   index.for_each_pair([](auto i, auto j, double d2) { /* each unordered pair once */ });
+//
+// The neighbor rule (identical for every engine, for float and double input): points i != j are
+// neighbors iff  d2 <= r*r  where d2 = (dx*dx + dy*dy) + dz*dz is evaluated in IEEE double
+// precision, left to right, without fused multiply-add, on the coordinates converted to double.
+// Pairs at exactly distance r and coincident points are neighbors; a point is never its own.
+// A query may use a radius smaller than the index radius, never a larger one.
+//
+// Threading: construction and the array-returning queries use Options::threads threads. Callback
+// queries call the callback from the calling thread only, one batch at a time, so callbacks need
+// no locking.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "spatialhash/function_ref.hpp"
+#include "spatialhash/points.hpp"
+#include "spatialhash/types.hpp"
+
+namespace spatialhash {
+
+namespace detail {
+template <int Dim, class T>
+class EngineBase;
+}
+
+/// A fixed-radius neighbor index over points of dimension Dim (2 or 3) with coordinates of type
+/// T (float or double). Move-only; it borrows the caller's points (see PointsView).
+template <int Dim, class T>
+class Index {
+  static_assert(Dim == 2 || Dim == 3, "spatialhash supports 2D and 3D points");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "coordinates must be float or double");
+
+ public:
+  /// A query position, in double precision.
+  using Position = std::array<double, Dim>;
+
+  /// Indexes `points` for searches up to `radius`. Throws InvalidArgument for non-finite
+  /// coordinates (naming the first bad point), a radius that is not finite and positive, more
+  /// points than index_t can number, or a grid the chosen engine cannot hold.
+  Index(PointsView<Dim, T> points, double radius, Options options = {});
+  /// Same, for an interleaved x,y[,z] array whose length must be a multiple of Dim.
+  Index(std::span<const T> coords, double radius, Options options = {});
+
+  Index(Index&&) noexcept;
+  Index& operator=(Index&&) noexcept;
+  ~Index();
+
+  std::size_t size() const;
+  double radius() const;
+  /// The engine in use (never Engine::automatic).
+  Engine engine() const;
+  int threads() const;
+
+  /// Re-indexes after the points moved (same count, same radius). Engines that support it move
+  /// only the points whose cell changed (cell_hash); the others rebuild. On bad input it throws
+  /// and leaves the index as it was.
+  void update(PointsView<Dim, T> points);
+  void update(std::span<const T> coords);
+
+  // ---- Callback queries: no allocation, sequential, results delivered in batches. ----
+
+  /// Visits every unordered pair within `radius` (default: the index radius) once, first < second.
+  void for_each_pair_batch(FunctionRef<void(std::span<const PairHit>)> visit,
+                           double radius = kIndexRadius) const;
+  /// Calls f(first, second, distance_squared) for every unordered pair once.
+  template <class F>
+  void for_each_pair(F&& f, double radius = kIndexRadius) const {
+    for_each_pair_batch(
+        [&f](std::span<const PairHit> batch) {
+          for (const PairHit& h : batch) f(h.first, h.second, h.distance_squared);
+        },
+        radius);
+  }
+
+  /// Visits every indexed point within `radius` of an arbitrary position (no self exclusion: a
+  /// point at `center` itself is reported with distance 0).
+  void for_each_in_ball_batch(const Position& center, double radius,
+                              FunctionRef<void(std::span<const Hit>)> visit) const;
+  /// Calls f(index, distance_squared) for every indexed point within `radius` of `center`.
+  template <class F>
+  void for_each_in_ball(const Position& center, double radius, F&& f) const {
+    for_each_in_ball_batch(center, radius, [&f](std::span<const Hit> batch) {
+      for (const Hit& h : batch) f(h.index, h.distance_squared);
+    });
+  }
+
+  // ---- Array queries: parallel, results owned by the caller. ----
+
+  /// Every unordered pair within the radius once (first < second). `sorted` orders the pairs
+  /// lexicographically; otherwise the order is the engine's.
+  PairList pairs(const ListOptions& options = {}) const;
+  /// Full neighbor lists of every indexed point (symmetric: j in list(i) iff i in list(j)).
+  NeighborLists neighbor_lists(const ListOptions& options = {}) const;
+  /// Number of neighbors of every indexed point.
+  std::vector<index_t> neighbor_counts(double radius = kIndexRadius) const;
+  /// Indices of the indexed points within `radius` of `center`, ascending when `sorted`.
+  std::vector<index_t> ball(const Position& center, double radius = kIndexRadius,
+                            bool sorted = false) const;
+  /// Cross query: for every point of `queries` (another set, same dimension), its neighbors
+  /// among the indexed points. Row q of the result belongs to queries point q; no self exclusion.
+  template <class U>
+  NeighborLists cross(PointsView<Dim, U> queries, const ListOptions& options = {}) const;
+
+ private:
+  double checked_query_radius(double radius) const;
+
+  std::unique_ptr<detail::EngineBase<Dim, T>> engine_;
+};
+
+}  // namespace spatialhash

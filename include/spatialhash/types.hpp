@@ -1,0 +1,106 @@
+// Basic vocabulary of spatialhash: index type, engine names, options, errors and result
+// containers. Everything here is a plain value type.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spatialhash {
+
+/// Index of a point in the caller's array. 32 bits keep neighbor lists compact (memory bandwidth
+/// is what limits neighbor search); an index refuses more than 2^32 - 2 points.
+using index_t = std::uint32_t;
+
+/// The search schemes behind one interface. Every engine returns exactly the same neighbor sets;
+/// they differ in speed, memory and in what input they suit (see README "Choosing an engine").
+enum class Engine {
+  automatic,   ///< the default: currently `cell_list`, chosen by measurement (docs/benchmarks.md)
+  cell_list,   ///< points reordered by cell (Morton order), whole cells against their stencil, SIMD
+  dense_grid,  ///< Müller's dense grid over the bounding box, built by counting sort
+  hashed_grid,   ///< Müller's hashed grid: counting sort into a power-of-two hash table
+  cell_hash,     ///< grid-cell-based hash: buckets -> cells -> points, incremental update
+  sorted_index,  ///< implicit index: points sorted by packed cell key, binary search per row
+  multimap,      ///< insert-then-query into an unordered multimap (reference scheme)
+  brute_force,   ///< all pairs; the oracle, and fine for tiny inputs
+};
+
+/// Canonical lower-case name of an engine ("cell_list", "dense_grid", ...).
+std::string_view engine_name(Engine engine);
+/// Parses a name produced by engine_name(); throws InvalidArgument naming the valid choices.
+Engine parse_engine(std::string_view name);
+/// All concrete engines (every value but `automatic`), in declaration order.
+std::vector<Engine> all_engines();
+
+/// Construction options of an Index.
+struct Options {
+  Engine engine = Engine::automatic;
+  /// Worker threads for building and for array-producing queries; 0 means all cores.
+  int threads = 0;
+};
+
+/// Thrown for every bad input (NaN coordinates, bad radius, bad sizes, ...). The message names
+/// the problem and, where there is one, the first offending index.
+class InvalidArgument : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// An unordered pair of neighbors, reported once with first < second.
+struct Pair {
+  index_t first;
+  index_t second;
+  friend bool operator==(const Pair&, const Pair&) = default;
+  friend auto operator<=>(const Pair&, const Pair&) = default;
+};
+
+/// A neighbor found by a callback query: the neighbor's index and its squared distance, computed in
+/// double precision exactly as the neighbor rule defines it.
+struct Hit {
+  index_t index;
+  double distance_squared;
+};
+
+/// A pair found by a callback query (first < second) with its squared distance.
+struct PairHit {
+  index_t first;
+  index_t second;
+  double distance_squared;
+};
+
+/// All pairs within the radius, each unordered pair once (first < second).
+struct PairList {
+  std::vector<Pair> pairs;
+  /// Euclidean distance of each pair; empty unless requested.
+  std::vector<double> distances;
+};
+
+/// Neighbor lists of many points in compressed sparse row form: the neighbors of point i are
+/// indices[offsets[i] .. offsets[i+1]). offsets has one more entry than there are points.
+struct NeighborLists {
+  std::vector<std::size_t> offsets{0};
+  std::vector<index_t> indices;
+  /// Euclidean distance of each entry of `indices`; empty unless requested.
+  std::vector<double> distances;
+
+  std::size_t size() const { return offsets.size() - 1; }
+  std::size_t count(std::size_t i) const { return offsets[i + 1] - offsets[i]; }
+};
+
+/// Radius argument meaning "the radius the index was built with" (the default of every query).
+inline constexpr double kIndexRadius = -1.0;
+
+/// Options of the list-producing queries.
+struct ListOptions {
+  /// Query radius, in (0, index radius]; kIndexRadius means the index radius.
+  double radius = kIndexRadius;
+  /// Sort each point's list by neighbor index (otherwise the order is the engine's).
+  bool sorted = false;
+  /// Also return the distance of each neighbor.
+  bool with_distances = false;
+};
+
+}  // namespace spatialhash

@@ -1,0 +1,90 @@
+// EngineBase: the internal interface every search scheme implements, and the shared build
+// context. An engine supplies two primitives, pairs-once and ball; everything else (full lists,
+// counts, cross queries) has a generic implementation on top of them that an engine may replace
+// with a faster one of its own.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+
+#include "grid_geometry.hpp"
+#include "sinks.hpp"
+#include "spatialhash/points.hpp"
+#include "spatialhash/types.hpp"
+
+namespace spatialhash::detail {
+
+/// What every engine is built from: the caller's points, the index radius, the thread count and
+/// the cell lattice (edge r * GridGeometry::kCellMargin over the points' bounding box).
+template <int Dim, class T>
+struct Context {
+  PointsView<Dim, T> points;
+  double radius = 0.0;
+  int threads = 1;
+  GridGeometry<Dim> grid;
+};
+
+/// Validates points and radius and computes the lattice; throws InvalidArgument naming the
+/// first problem (see validate.cpp).
+template <int Dim, class T>
+Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads);
+
+template <int Dim, class T>
+class EngineBase {
+ public:
+  using Position = std::array<double, Dim>;
+
+  explicit EngineBase(const Context<Dim, T>& context) : context_(context) {}
+  virtual ~EngineBase() = default;
+  EngineBase(const EngineBase&) = delete;
+  EngineBase& operator=(const EngineBase&) = delete;
+
+  const Context<Dim, T>& context() const { return context_; }
+  virtual Engine kind() const = 0;
+
+  /// Re-indexes for moved points (same count). The default rebuilds from scratch; the engine
+  /// must be left unchanged if this throws.
+  virtual void update(const Context<Dim, T>& context) = 0;
+
+  /// Every unordered pair within `radius` (<= index radius) once, first < second, in any order.
+  virtual void pairs(double radius, PairSink& sink) const = 0;
+  /// Every indexed point within `radius` of `center`. Must be safe to call concurrently.
+  virtual void ball(const Position& center, double radius, HitSink& sink) const = 0;
+
+  virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
+  virtual NeighborLists neighbor_lists(double radius, bool with_distances) const;
+  virtual PairList pair_list(double radius, bool with_distances) const;
+
+ protected:
+  Context<Dim, T> context_;
+};
+
+/// Creates the engine of the given kind (never Engine::automatic) over a validated context.
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_engine(Engine kind, const Context<Dim, T>& context);
+
+/// Each engine's factory, defined in its own source file under src/engines/.
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_brute_force(const Context<Dim, T>&);
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_dense_grid(const Context<Dim, T>&);
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_hashed_grid(const Context<Dim, T>&);
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_cell_hash(const Context<Dim, T>&);
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_sorted_index(const Context<Dim, T>&);
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_multimap(const Context<Dim, T>&);
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_cell_list(const Context<Dim, T>&);
+
+}  // namespace spatialhash::detail
+
+/// Explicitly instantiates a template for the four supported (Dim, T) combinations.
+#define SPATIALHASH_FOR_EACH_DIM_TYPE(MACRO) \
+  MACRO(2, float)                            \
+  MACRO(2, double)                           \
+  MACRO(3, float)                            \
+  MACRO(3, double)

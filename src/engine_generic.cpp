@@ -1,0 +1,94 @@
+// Generic results built on an engine's pairs-once primitive (count, prefix sums, fill: the
+// counting-sort pattern of the seeds), and the engine factory.
+#include <cmath>
+#include <stdexcept>
+
+#include "engine_base.hpp"
+
+namespace spatialhash::detail {
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
+  std::fill(counts.begin(), counts.end(), index_t{0});
+  auto visit = [&](std::span<const PairHit> batch) {
+    for (const PairHit& h : batch) {
+      ++counts[h.first];
+      ++counts[h.second];
+    }
+  };
+  PairSink sink(visit);
+  pairs(radius, sink);
+  sink.flush();
+}
+
+template <int Dim, class T>
+NeighborLists EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distances) const {
+  const std::size_t n = context_.points.size();
+  std::vector<index_t> counts(n);
+  neighbor_counts(radius, counts);
+  NeighborLists lists;
+  lists.offsets.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) lists.offsets[i + 1] = lists.offsets[i] + counts[i];
+  lists.indices.resize(lists.offsets[n]);
+  if (with_distances) lists.distances.resize(lists.offsets[n]);
+  // counts[i] becomes the fill cursor of row i.
+  for (std::size_t i = 0; i < n; ++i) counts[i] = 0;
+  auto visit = [&](std::span<const PairHit> batch) {
+    for (const PairHit& h : batch) {
+      const std::size_t a = lists.offsets[h.first] + counts[h.first]++;
+      const std::size_t b = lists.offsets[h.second] + counts[h.second]++;
+      lists.indices[a] = h.second;
+      lists.indices[b] = h.first;
+      if (with_distances) lists.distances[a] = lists.distances[b] = std::sqrt(h.distance_squared);
+    }
+  };
+  PairSink sink(visit);
+  pairs(radius, sink);
+  sink.flush();
+  return lists;
+}
+
+template <int Dim, class T>
+PairList EngineBase<Dim, T>::pair_list(double radius, bool with_distances) const {
+  PairList list;
+  auto visit = [&](std::span<const PairHit> batch) {
+    for (const PairHit& h : batch) {
+      list.pairs.push_back({h.first, h.second});
+      if (with_distances) list.distances.push_back(std::sqrt(h.distance_squared));
+    }
+  };
+  PairSink sink(visit);
+  pairs(radius, sink);
+  sink.flush();
+  return list;
+}
+
+template <int Dim, class T>
+std::unique_ptr<EngineBase<Dim, T>> make_engine(Engine kind, const Context<Dim, T>& context) {
+  switch (kind) {
+    case Engine::automatic:
+    case Engine::cell_list:
+      return make_cell_list(context);
+    case Engine::dense_grid:
+      return make_dense_grid(context);
+    case Engine::hashed_grid:
+      return make_hashed_grid(context);
+    case Engine::cell_hash:
+      return make_cell_hash(context);
+    case Engine::sorted_index:
+      return make_sorted_index(context);
+    case Engine::multimap:
+      return make_multimap(context);
+    case Engine::brute_force:
+      return make_brute_force(context);
+  }
+  throw InvalidArgument("spatialhash: unknown engine value");
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T) \
+  template class EngineBase<D, T>;    \
+  template std::unique_ptr<EngineBase<D, T>> make_engine(Engine, const Context<D, T>&);
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash::detail

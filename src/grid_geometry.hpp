@@ -1,0 +1,85 @@
+// GridGeometry: the cell lattice every grid engine shares, and the arithmetic that keeps it exact.
+//
+// Invariant (the reason no pair is ever lost at a cell border): if two points differ by at most r
+// along an axis, their computed cell coordinates along that axis differ by at most 1.
+// Cell coordinates are u = floor((x - origin) * inv_cell) in double. Each of the three roundings
+// (subtraction, reciprocal, product) is monotone and has relative error <= 2^-53, so for |u| < 2^31
+// the computed u is within 3 * 2^-22 of the exact value, and two of them within 2^-19.4 of the
+// exact difference. The cell edge is r * (1 + 2^-18), so two points within r have an exact
+// difference <= 1 - 2^-18 + 2^-36, computed difference < 1, and floors at most 1 apart.
+// The lattice therefore refuses more than 2^30 cells along an axis, and positions more than one
+// cell outside the bounding box are never converted (they cannot have neighbors).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "spatialhash/points.hpp"
+
+namespace spatialhash::detail {
+
+/// Cell coordinates along each axis, relative to the lattice origin.
+template <int Dim>
+using Cell = std::array<std::int64_t, Dim>;
+
+template <int Dim>
+struct GridGeometry {
+  static constexpr double kCellMargin = 1.0 + 0x1p-18;
+  static constexpr std::int64_t kMaxCellsPerAxis = std::int64_t{1} << 30;
+
+  std::array<double, Dim> lower{};  ///< bounding box of the points
+  std::array<double, Dim> upper{};
+  std::array<double, Dim> origin{};  ///< lattice origin: cell 0 starts here (lower at build)
+  double cell_size = 1.0;            ///< r * kCellMargin
+  double inv_cell = 1.0;
+  Cell<Dim> dims{};  ///< cells along each axis covering the bounding box
+
+  /// Lattice of cells of edge >= `edge_over_margin` * kCellMargin covering the bounding box.
+  /// Throws InvalidArgument if an axis would need more than kMaxCellsPerAxis cells.
+  static GridGeometry make(const std::array<double, Dim>& lower,
+                           const std::array<double, Dim>& upper, double edge_over_margin);
+
+  std::int64_t cell_along(double x, int axis) const {
+    return static_cast<std::int64_t>(std::floor((x - origin[axis]) * inv_cell));
+  }
+  /// The same lattice over a new bounding box (points moved), if the box stays within
+  /// kMaxCellsPerAxis cells of the origin so the invariant above still holds.
+  bool rebound(const std::array<double, Dim>& new_lower, const std::array<double, Dim>& new_upper) {
+    for (int k = 0; k < Dim; ++k) {
+      const double limit = static_cast<double>(kMaxCellsPerAxis) - 2.0;
+      if (!((new_upper[k] - origin[k]) * inv_cell < limit) ||
+          !((origin[k] - new_lower[k]) * inv_cell < limit)) {
+        return false;
+      }
+    }
+    lower = new_lower;
+    upper = new_upper;
+    return true;
+  }
+  template <class T>
+  Cell<Dim> cell_of(const PointsView<Dim, T>& points, std::size_t i) const {
+    Cell<Dim> c;
+    for (int k = 0; k < Dim; ++k) c[k] = cell_along(points.coord(i, k), k);
+    return c;
+  }
+  /// False when `position` is farther than one cell edge outside the bounding box along some
+  /// axis: then nothing indexed is within r of it. Otherwise writes its cell to `cell`.
+  bool cell_of_position(const std::array<double, Dim>& position, Cell<Dim>& cell) const {
+    for (int k = 0; k < Dim; ++k) {
+      if (!(position[k] >= lower[k] - cell_size && position[k] <= upper[k] + cell_size)) {
+        return false;
+      }
+      cell[k] = cell_along(position[k], k);
+    }
+    return true;
+  }
+  /// Total number of cells of the bounding-box lattice, as a double (it may exceed 2^64).
+  double total_cells() const {
+    double total = 1.0;
+    for (int k = 0; k < Dim; ++k) total *= static_cast<double>(dims[k]);
+    return total;
+  }
+};
+
+}  // namespace spatialhash::detail

@@ -1,0 +1,247 @@
+// Index: argument checks, engine dispatch, and the results every engine shares (sorting, cross
+// queries).
+#include "spatialhash/index.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "engine_base.hpp"
+#include "threads.hpp"
+
+namespace spatialhash {
+
+namespace {
+
+/// Sorts every row of `lists` by neighbor index, carrying distances along.
+void sort_rows(NeighborLists& lists, int threads) {
+  const auto n = static_cast<std::int64_t>(lists.size());
+  const bool with_distances = !lists.distances.empty();
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<std::pair<index_t, double>> row;
+#pragma omp for schedule(dynamic, 1024)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::size_t begin = lists.offsets[i], end = lists.offsets[i + 1];
+      auto* indices = lists.indices.data();
+      if (!with_distances) {
+        std::sort(indices + begin, indices + end);
+        continue;
+      }
+      row.clear();
+      for (std::size_t k = begin; k < end; ++k) row.emplace_back(indices[k], lists.distances[k]);
+      std::sort(row.begin(), row.end());
+      for (std::size_t k = begin; k < end; ++k) {
+        indices[k] = row[k - begin].first;
+        lists.distances[k] = row[k - begin].second;
+      }
+    }
+  }
+}
+
+void sort_pairs(PairList& list) {
+  if (list.distances.empty()) {
+    std::sort(list.pairs.begin(), list.pairs.end());
+    return;
+  }
+  std::vector<std::size_t> order(list.pairs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return list.pairs[a] < list.pairs[b]; });
+  PairList sorted;
+  sorted.pairs.reserve(order.size());
+  sorted.distances.reserve(order.size());
+  for (std::size_t k : order) {
+    sorted.pairs.push_back(list.pairs[k]);
+    sorted.distances.push_back(list.distances[k]);
+  }
+  list = std::move(sorted);
+}
+
+}  // namespace
+
+template <int Dim, class T>
+Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options)
+    : engine_(detail::make_engine(options.engine,
+                                  detail::make_context(points, radius, options.threads))) {}
+
+template <int Dim, class T>
+Index<Dim, T>::Index(std::span<const T> coords, double radius, Options options)
+    : Index(interleaved<Dim, T>(coords), radius, options) {}
+
+template <int Dim, class T>
+Index<Dim, T>::Index(Index&&) noexcept = default;
+template <int Dim, class T>
+Index<Dim, T>& Index<Dim, T>::operator=(Index&&) noexcept = default;
+template <int Dim, class T>
+Index<Dim, T>::~Index() = default;
+
+template <int Dim, class T>
+std::size_t Index<Dim, T>::size() const {
+  return engine_->context().points.size();
+}
+template <int Dim, class T>
+double Index<Dim, T>::radius() const {
+  return engine_->context().radius;
+}
+template <int Dim, class T>
+Engine Index<Dim, T>::engine() const {
+  return engine_->kind();
+}
+template <int Dim, class T>
+int Index<Dim, T>::threads() const {
+  return engine_->context().threads;
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::update(PointsView<Dim, T> points) {
+  if (points.size() != size()) {
+    throw InvalidArgument("spatialhash: update() got " + std::to_string(points.size()) +
+                          " points, the index holds " + std::to_string(size()));
+  }
+  engine_->update(detail::make_context(points, radius(), threads()));
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::update(std::span<const T> coords) {
+  update(interleaved<Dim, T>(coords));
+}
+
+template <int Dim, class T>
+double Index<Dim, T>::checked_query_radius(double radius) const {
+  if (radius == kIndexRadius) return this->radius();
+  if (!std::isfinite(radius) || !(radius > 0.0)) {
+    throw InvalidArgument("spatialhash: query radius must be finite and > 0, got " +
+                          std::to_string(radius));
+  }
+  if (radius > this->radius()) {
+    throw InvalidArgument("spatialhash: query radius " + std::to_string(radius) +
+                          " exceeds the index radius " + std::to_string(this->radius()));
+  }
+  return radius;
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::for_each_pair_batch(FunctionRef<void(std::span<const PairHit>)> visit,
+                                        double radius) const {
+  const double r = checked_query_radius(radius);
+  detail::PairSink sink(visit);
+  engine_->pairs(r, sink);
+  sink.flush();
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::for_each_in_ball_batch(const Position& center, double radius,
+                                           FunctionRef<void(std::span<const Hit>)> visit) const {
+  const double r = checked_query_radius(radius);
+  for (int k = 0; k < Dim; ++k) {
+    if (!std::isfinite(center[k])) {
+      throw InvalidArgument("spatialhash: ball query position has a non-finite coordinate " +
+                            std::to_string(k));
+    }
+  }
+  detail::HitSink sink(visit);
+  engine_->ball(center, r, sink);
+  sink.flush();
+}
+
+template <int Dim, class T>
+PairList Index<Dim, T>::pairs(const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  PairList list = engine_->pair_list(r, options.with_distances);
+  if (options.sorted) sort_pairs(list);
+  return list;
+}
+
+template <int Dim, class T>
+NeighborLists Index<Dim, T>::neighbor_lists(const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  NeighborLists lists = engine_->neighbor_lists(r, options.with_distances);
+  if (options.sorted) sort_rows(lists, threads());
+  return lists;
+}
+
+template <int Dim, class T>
+std::vector<index_t> Index<Dim, T>::neighbor_counts(double radius) const {
+  const double r = checked_query_radius(radius);
+  std::vector<index_t> counts(size());
+  engine_->neighbor_counts(r, counts);
+  return counts;
+}
+
+template <int Dim, class T>
+std::vector<index_t> Index<Dim, T>::ball(const Position& center, double radius, bool sorted) const {
+  std::vector<index_t> result;
+  for_each_in_ball_batch(center, radius, [&](std::span<const Hit> batch) {
+    for (const Hit& h : batch) result.push_back(h.index);
+  });
+  if (sorted) std::sort(result.begin(), result.end());
+  return result;
+}
+
+template <int Dim, class T>
+template <class U>
+NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  if (queries.size() > 0 && queries.data == nullptr) {
+    throw InvalidArgument("spatialhash: cross query with null data and a non-zero count");
+  }
+  if (queries.stride < static_cast<std::size_t>(Dim)) {
+    throw InvalidArgument("spatialhash: cross query stride is smaller than the dimension");
+  }
+  const auto m = static_cast<std::int64_t>(queries.size());
+  for (std::int64_t q = 0; q < m; ++q) {
+    for (int k = 0; k < Dim; ++k) {
+      if (!std::isfinite(queries.coord(q, k))) {
+        throw InvalidArgument("spatialhash: query point " + std::to_string(q) +
+                              " has a non-finite coordinate " + std::to_string(k));
+      }
+    }
+  }
+  const auto position = [&](std::int64_t q) {
+    Position p;
+    for (int k = 0; k < Dim; ++k) p[k] = queries.coord(q, k);
+    return p;
+  };
+  NeighborLists lists;
+  lists.offsets.assign(queries.size() + 1, 0);
+  // Count, prefix sums, fill: two passes so threads write disjoint rows without locks.
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
+  for (std::int64_t q = 0; q < m; ++q) {
+    std::size_t count = 0;
+    auto visit = [&](std::span<const Hit> batch) { count += batch.size(); };
+    detail::HitSink sink(visit);
+    engine_->ball(position(q), r, sink);
+    sink.flush();
+    lists.offsets[q + 1] = count;
+  }
+  std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
+  lists.indices.resize(lists.offsets.back());
+  if (options.with_distances) lists.distances.resize(lists.offsets.back());
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
+  for (std::int64_t q = 0; q < m; ++q) {
+    std::size_t cursor = lists.offsets[q];
+    auto visit = [&](std::span<const Hit> batch) {
+      for (const Hit& h : batch) {
+        lists.indices[cursor] = h.index;
+        if (options.with_distances) lists.distances[cursor] = std::sqrt(h.distance_squared);
+        ++cursor;
+      }
+    };
+    detail::HitSink sink(visit);
+    engine_->ball(position(q), r, sink);
+    sink.flush();
+  }
+  if (options.sorted) sort_rows(lists, threads());
+  return lists;
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T)                                                        \
+  template class Index<D, T>;                                                                \
+  template NeighborLists Index<D, T>::cross(PointsView<D, float>, const ListOptions&) const; \
+  template NeighborLists Index<D, T>::cross(PointsView<D, double>, const ListOptions&) const;
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash

@@ -1,0 +1,113 @@
+// Input validation and lattice construction: every check that names a bad input lives here.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "engine_base.hpp"
+#include "threads.hpp"
+
+namespace spatialhash {
+
+namespace {
+const char* axis_name(int k) {
+  return k == 0 ? "x" : (k == 1 ? "y" : "z");
+}
+}  // namespace
+
+template <int Dim, class T>
+PointsView<Dim, T> interleaved(std::span<const T> coords) {
+  if (coords.size() % Dim != 0) {
+    throw InvalidArgument("spatialhash: coordinate array has " + std::to_string(coords.size()) +
+                          " values, not a multiple of the dimension " + std::to_string(Dim));
+  }
+  return PointsView<Dim, T>(coords.data(), coords.size() / Dim, Dim);
+}
+
+namespace detail {
+
+template <int Dim>
+GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
+                                          const std::array<double, Dim>& upper,
+                                          double edge_over_margin) {
+  GridGeometry g;
+  g.lower = lower;
+  g.upper = upper;
+  g.origin = lower;
+  g.cell_size = edge_over_margin * kCellMargin;
+  // A radius near the top of the double range: one cell spans any finite extent.
+  if (!std::isfinite(g.cell_size)) g.cell_size = std::numeric_limits<double>::max();
+  g.inv_cell = 1.0 / g.cell_size;
+  for (int k = 0; k < Dim; ++k) {
+    const double extent = upper[k] - lower[k];
+    if (!std::isfinite(extent)) {
+      throw InvalidArgument(std::string("spatialhash: the extent of the points along ") +
+                            axis_name(k) + " overflows double precision");
+    }
+    const double cells = std::floor(extent * g.inv_cell) + 1.0;
+    if (cells > static_cast<double>(kMaxCellsPerAxis)) {
+      throw InvalidArgument(std::string("spatialhash: radius ") + std::to_string(edge_over_margin) +
+                            " is too small for the extent " + std::to_string(extent) +
+                            " of the points along " + axis_name(k) +
+                            ": the lattice would need more than 2^30 cells on that axis");
+    }
+    g.dims[k] = static_cast<std::int64_t>(cells);
+  }
+  return g;
+}
+
+template <int Dim, class T>
+Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads) {
+  if (!std::isfinite(radius) || !(radius > 0.0)) {
+    throw InvalidArgument("spatialhash: radius must be finite and > 0, got " +
+                          std::to_string(radius));
+  }
+  if (points.count > 0 && points.data == nullptr) {
+    throw InvalidArgument("spatialhash: null point data with a non-zero count");
+  }
+  if (points.stride < static_cast<std::size_t>(Dim)) {
+    throw InvalidArgument("spatialhash: stride " + std::to_string(points.stride) +
+                          " is smaller than the dimension " + std::to_string(Dim));
+  }
+  if (points.count >= std::numeric_limits<index_t>::max()) {
+    throw InvalidArgument("spatialhash: " + std::to_string(points.count) +
+                          " points exceed the 32-bit index limit");
+  }
+  std::array<double, Dim> lower{}, upper{};
+  for (int k = 0; k < Dim; ++k) {
+    lower[k] = std::numeric_limits<double>::infinity();
+    upper[k] = -std::numeric_limits<double>::infinity();
+  }
+  for (std::size_t i = 0; i < points.count; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      const double x = points.coord(i, k);
+      if (!std::isfinite(x)) {
+        throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
+                              axis_name(k) + " coordinate (" + std::to_string(x) + ")");
+      }
+      lower[k] = std::min(lower[k], x);
+      upper[k] = std::max(upper[k], x);
+    }
+  }
+  if (points.count == 0) lower = upper = std::array<double, Dim>{};
+  Context<Dim, T> context;
+  context.points = points;
+  context.radius = radius;
+  context.threads = resolve_threads(threads);
+  context.grid = GridGeometry<Dim>::make(lower, upper, radius);
+  return context;
+}
+
+template struct GridGeometry<2>;
+template struct GridGeometry<3>;
+#define SPATIALHASH_INSTANTIATE(D, T) \
+  template Context<D, T> make_context(PointsView<D, T>, double, int);
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace detail
+
+#define SPATIALHASH_INSTANTIATE(D, T) template PointsView<D, T> interleaved(std::span<const T>);
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash

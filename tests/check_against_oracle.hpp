@@ -1,0 +1,166 @@
+// check_against_oracle: builds an index with one engine on one data set and compares every query
+// with the double-precision brute-force oracle.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "datasets.hpp"
+#include "oracle.hpp"
+#include "spatialhash/spatialhash.hpp"
+
+template <int Dim, class T>
+std::vector<std::array<double, Dim>> probe_positions(const std::vector<double>& xyz,
+                                                     std::uint64_t seed) {
+  std::vector<std::array<double, Dim>> probes;
+  const std::size_t n = xyz.size() / Dim;
+  std::mt19937_64 g(seed);
+  // Existing points (self included in a ball), points nudged off them, and random positions in
+  // and around the bounding box, including far outside.
+  for (std::size_t s = 0; s < std::min<std::size_t>(n, 15); ++s) {
+    const std::size_t i = (s * 7919) % n;
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = xyz[i * Dim + k];
+    probes.push_back(p);
+    for (int k = 0; k < Dim; ++k) p[k] += 0.01 * (k + 1);
+    probes.push_back(p);
+  }
+  double lo = 0, hi = 1;
+  if (n > 0) {
+    lo = *std::min_element(xyz.begin(), xyz.end());
+    hi = *std::max_element(xyz.begin(), xyz.end());
+  }
+  std::uniform_real_distribution<double> u(lo - 0.2 * (hi - lo) - 1, hi + 0.2 * (hi - lo) + 1);
+  for (int s = 0; s < 15; ++s) {
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = u(g);
+    probes.push_back(p);
+  }
+  std::array<double, Dim> far;
+  far.fill(1e30);
+  probes.push_back(far);
+  return probes;
+}
+
+template <int Dim, class T>
+void check_against_oracle(spatialhash::Engine engine, const datasets::Dataset& d) {
+  using spatialhash::index_t;
+  const std::vector<T> coords(d.xyz.begin(), d.xyz.end());
+  const std::vector<double> exact = oracle::widen(coords);  // what the oracle sees
+  const std::size_t n = coords.size() / Dim;
+  const double r = d.radius;
+
+  spatialhash::Index<Dim, T> index(std::span<const T>(coords), r, {.engine = engine});
+  ASSERT_EQ(index.size(), n);
+  ASSERT_EQ(index.engine(), engine);
+
+  const auto want_pairs = oracle::pairs<Dim>(exact, r);
+  const auto want_lists = oracle::lists<Dim>(exact, r);
+
+  // Pairs once, as arrays: no duplicates, no self pairs, first < second, distances right.
+  {
+    auto list = index.pairs({.with_distances = true});
+    ASSERT_EQ(list.pairs.size(), list.distances.size());
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    for (std::size_t k = 0; k < list.pairs.size(); ++k) {
+      const auto [i, j] = list.pairs[k];
+      ASSERT_LT(i, j) << "pair " << k << " not ordered or a self pair";
+      const double d2 = oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim]);
+      ASSERT_EQ(list.distances[k], std::sqrt(d2)) << "distance of pair " << i << "," << j;
+      got.emplace_back(i, j);
+    }
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "duplicate pair";
+    ASSERT_EQ(got, want_pairs);
+    auto sorted = index.pairs({.sorted = true});
+    ASSERT_TRUE(std::is_sorted(sorted.pairs.begin(), sorted.pairs.end()));
+    ASSERT_EQ(sorted.pairs.size(), want_pairs.size());
+  }
+  // Pairs once, by callback, with exact squared distances.
+  {
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    index.for_each_pair([&](index_t i, index_t j, double d2) {
+      EXPECT_EQ(d2, oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim]));
+      got.emplace_back(i, j);
+    });
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got, want_pairs);
+  }
+  // Full lists: sorted on request equal the oracle; unsorted are the same sets; symmetric by
+  // construction of the oracle; counts equal list lengths.
+  {
+    auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
+    ASSERT_EQ(lists.size(), n);
+    ASSERT_EQ(lists.indices.size(), 2 * want_pairs.size());
+    auto unsorted = index.neighbor_lists();
+    auto counts = index.neighbor_counts();
+    ASSERT_EQ(counts.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
+                                   lists.indices.begin() + lists.offsets[i + 1]);
+      ASSERT_EQ(row, want_lists[i]) << "list of point " << i;
+      for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
+        const std::size_t j = lists.indices[k];
+        ASSERT_EQ(lists.distances[k],
+                  std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim])));
+      }
+      std::vector<std::size_t> urow(unsorted.indices.begin() + unsorted.offsets[i],
+                                    unsorted.indices.begin() + unsorted.offsets[i + 1]);
+      std::sort(urow.begin(), urow.end());
+      ASSERT_EQ(urow, want_lists[i]) << "unsorted list of point " << i;
+      ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
+    }
+  }
+  // A smaller query radius on the same index.
+  {
+    const double half = r * 0.5;
+    auto got = index.pairs({.radius = half, .sorted = true});
+    const auto want = oracle::pairs<Dim>(exact, half);
+    ASSERT_EQ(got.pairs.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(got.pairs[k].first, want[k].first);
+      ASSERT_EQ(got.pairs[k].second, want[k].second);
+    }
+    auto counts = index.neighbor_counts(half);
+    std::vector<index_t> want_counts(n, 0);
+    for (auto [i, j] : want) ++want_counts[i], ++want_counts[j];
+    ASSERT_EQ(counts, want_counts);
+  }
+  // Ball queries at arbitrary positions, full and smaller radius.
+  const auto probes = probe_positions<Dim, T>(exact, n + 17);
+  for (double qr : {r, r * 0.37}) {
+    for (const auto& p : probes) {
+      auto got = index.ball(p, qr, true);
+      const auto want = oracle::ball<Dim>(exact, p, qr);
+      ASSERT_EQ(std::vector<std::size_t>(got.begin(), got.end()), want)
+          << "ball at (" << p[0] << "," << p[1] << ") r=" << qr;
+    }
+  }
+  // Cross query: every probe as a second point set, in both float and double.
+  {
+    std::vector<double> qd;
+    for (const auto& p : probes) qd.insert(qd.end(), p.begin(), p.end());
+    const std::vector<float> qf(qd.begin(), qd.end());
+    const auto cross_d = index.cross(spatialhash::PointsView<Dim, double>(qd.data(), probes.size()),
+                                     {.sorted = true});
+    const auto cross_f = index.cross(spatialhash::PointsView<Dim, float>(qf.data(), probes.size()),
+                                     {.sorted = true});
+    const std::vector<double> qf_exact(qf.begin(), qf.end());
+    ASSERT_EQ(cross_d.size(), probes.size());
+    for (std::size_t q = 0; q < probes.size(); ++q) {
+      std::vector<std::size_t> row(cross_d.indices.begin() + cross_d.offsets[q],
+                                   cross_d.indices.begin() + cross_d.offsets[q + 1]);
+      ASSERT_EQ(row, oracle::ball<Dim>(exact, probes[q], r)) << "cross row " << q;
+      std::array<double, Dim> pf;
+      for (int k = 0; k < Dim; ++k) pf[k] = qf_exact[q * Dim + k];
+      std::vector<std::size_t> rowf(cross_f.indices.begin() + cross_f.offsets[q],
+                                    cross_f.indices.begin() + cross_f.offsets[q + 1]);
+      ASSERT_EQ(rowf, oracle::ball<Dim>(exact, pf, r)) << "float cross row " << q;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// Every engine x {2D, 3D} x {float, double} against the double-precision brute-force oracle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "check_against_oracle.hpp"
+#include "datasets.hpp"
+
+namespace {
+
+using spatialhash::Engine;
+
+class EngineTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  /// Runs `check` for every dimension and coordinate type.
+  template <class Make>
+  void for_all(Make make_dataset) {
+    run<2, float>(make_dataset.template operator()<2>());
+    run<2, double>(make_dataset.template operator()<2>());
+    run<3, float>(make_dataset.template operator()<3>());
+    run<3, double>(make_dataset.template operator()<3>());
+  }
+  template <int Dim, class T>
+  void run(const datasets::Dataset& d) {
+    SCOPED_TRACE(d.name + " dim=" + std::to_string(Dim) + " " +
+                 (std::is_same_v<T, float> ? "float" : "double") +
+                 " r=" + std::to_string(d.radius));
+    check_against_oracle<Dim, T>(GetParam(), d);
+  }
+};
+
+TEST_P(EngineTest, Uniform) {
+  for_all([]<int D>() { return datasets::uniform<D>(1500, 10.0, D == 2 ? 0.5 : 1.2, 1); });
+}
+TEST_P(EngineTest, Clustered) {
+  for_all([]<int D>() { return datasets::clustered<D>(1500, 0.4, 2); });
+}
+TEST_P(EngineTest, JitteredLattice) {
+  for_all([]<int D>() { return datasets::lattice<D>(D == 2 ? 36 : 11, 1.0, 0.05, 2.0, 3); });
+}
+TEST_P(EngineTest, ExactLatticeRadiusMultipleOfSpacing) {
+  // Pairs at exactly distance r: the rule keeps them (d2 <= r2).
+  for_all([]<int D>() { return datasets::lattice<D>(D == 2 ? 30 : 10, 0.5, 0.0, 1.0, 4); });
+  for_all([]<int D>() { return datasets::lattice<D>(D == 2 ? 30 : 10, 1.0, 0.0, 1.0, 4); });
+  for_all([]<int D>() { return datasets::lattice<D>(D == 2 ? 30 : 10, 0.1, 0.0, 0.3, 4); });
+}
+TEST_P(EngineTest, ExactLatticeRadiusSqrt2TimesSpacing) {
+  for_all(
+      []<int D>() { return datasets::lattice<D>(D == 2 ? 30 : 10, 1.0, 0.0, std::sqrt(2.0), 5); });
+  for_all([]<int D>() {
+    return datasets::lattice<D>(D == 2 ? 30 : 10, 0.1, 0.0, std::sqrt(3.0) * 0.1, 5);
+  });
+}
+TEST_P(EngineTest, LatticeOffsetNegative) {
+  for_all([]<int D>() { return datasets::lattice<D>(D == 2 ? 30 : 10, 0.25, 0.0, 0.5, 6, -3.0); });
+}
+TEST_P(EngineTest, Duplicates) {
+  for_all([]<int D>() { return datasets::duplicates<D>(400, 1.0, 7); });
+}
+TEST_P(EngineTest, AllPointsInOneCell) {
+  for_all([]<int D>() { return datasets::one_cell<D>(300, 1.0, 8); });
+}
+TEST_P(EngineTest, Collinear) {
+  for_all([]<int D>() { return datasets::collinear<D>(800, 0.3, 9); });
+}
+TEST_P(EngineTest, FlatSet) {
+  for_all([]<int D>() { return datasets::flat<D>(1000, 0.4, 10); });
+}
+TEST_P(EngineTest, LargeOffsetSurveyScan) {
+  for_all([]<int D>() { return datasets::large_offset<D>(1500, 11); });
+}
+TEST_P(EngineTest, FarFromOriginTinyRadius) {
+  for_all([]<int D>() { return datasets::far_tiny<D>(300, 12); });
+}
+TEST_P(EngineTest, HugeRadiusAllNeighbors) {
+  for_all([]<int D>() { return datasets::uniform<D>(200, 10.0, 1e6, 13); });
+}
+TEST_P(EngineTest, EmptyAndSinglePoint) {
+  for_all([]<int D>() { return datasets::Dataset{"empty", {}, 1.0}; });
+  for_all([]<int D>() { return datasets::uniform<D>(1, 10.0, 1.0, 14); });
+}
+TEST_P(EngineTest, RandomizedSeedsAndRadii) {
+  // Property test: many seeds, radii from tiny to larger than the box.
+  for (std::uint64_t seed = 100; seed < 112; ++seed) {
+    std::mt19937_64 g(seed);
+    const double radius = std::exp(std::uniform_real_distribution<double>(-4.0, 2.5)(g));
+    const auto n = static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 700)(g));
+    for_all([&]<int D>() {
+      return seed % 2 ? datasets::uniform<D>(n, 5.0, radius, seed)
+                      : datasets::clustered<D>(n, radius, seed);
+    });
+  }
+}
+
+std::string engine_label(const ::testing::TestParamInfo<Engine>& info) {
+  return std::string(spatialhash::engine_name(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(spatialhash::all_engines()),
+                         engine_label);
+
+}  // namespace
