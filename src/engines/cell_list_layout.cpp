@@ -1,0 +1,108 @@
+// Building the cell_list layout: Morton keys, parallel radix sort, float gather, cell table.
+#include "cell_list_layout.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+
+#include "../morton.hpp"
+#include "../radix_sort.hpp"
+
+namespace spatialhash::detail {
+
+template <int Dim>
+template <class T>
+CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context) {
+  const auto& points = context.points;
+  const auto& grid = context.grid;
+  const std::size_t n = points.size();
+  const int threads = context.threads;
+  CellListLayout layout;
+  layout.dims = grid.dims;
+  int bits = 0;
+  for (int k = 0; k < Dim; ++k) {
+    bits = std::max(bits,
+                    static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[k] - 1))));
+  }
+  // Lattices wider than a Morton code can hold are ordered by a coarser Z-order first.
+  const int shift = std::max(0, bits - kMortonBitsPerAxis<Dim>);
+  const auto exact_cell = [&](std::size_t i) {
+    CellCoord c;
+    for (int k = 0; k < Dim; ++k) {
+      c[k] = static_cast<std::uint32_t>(grid.cell_along(points.coord(i, k), k));
+    }
+    return c;
+  };
+
+  std::vector<std::uint64_t> keys(n);
+  layout.order.resize(n);
+  const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t i = 0; i < signed_n; ++i) {
+    CellCoord c = exact_cell(static_cast<std::size_t>(i));
+    for (int k = 0; k < Dim; ++k) c[k] >>= shift;
+    keys[i] = morton_code<Dim>(c);
+    layout.order[i] = static_cast<index_t>(i);
+  }
+  {
+    std::vector<std::uint64_t> scratch_keys;
+    std::vector<std::uint32_t> scratch_values;
+    radix_sort_pairs(keys, layout.order, Dim * (bits - shift), threads, scratch_keys,
+                     scratch_values);
+  }
+  if (shift > 0) {
+    // Equal coarse keys may hold several cells: order them by exact coordinates.
+    for (std::size_t a = 0; a < n;) {
+      std::size_t b = a + 1;
+      while (b < n && keys[b] == keys[a]) ++b;
+      std::sort(layout.order.begin() + a, layout.order.begin() + b,
+                [&](index_t x, index_t y) { return exact_cell(x) < exact_cell(y); });
+      a = b;
+    }
+  }
+
+  for (int k = 0; k < Dim; ++k) layout.axis[k].resize(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    const index_t i = layout.order[s];
+    for (int k = 0; k < Dim; ++k) {
+      layout.axis[k][s] = static_cast<float>(points.coord(i, k) - grid.origin[k]);
+    }
+  }
+
+  // Cell boundaries: where the key changes (or, with a coarse key, the exact cell).
+  layout.cell_start.clear();
+  CellCoord previous{};
+  for (std::size_t s = 0; s < n; ++s) {
+    bool boundary = s == 0 || keys[s] != keys[s - 1];
+    if (shift > 0) {
+      const CellCoord c = exact_cell(layout.order[s]);
+      boundary = boundary || c != previous;
+      previous = c;
+    }
+    if (boundary) layout.cell_start.push_back(static_cast<std::uint32_t>(s));
+  }
+  const std::size_t cells = layout.cell_start.size();
+  layout.cell_start.push_back(static_cast<std::uint32_t>(n));
+  layout.cell_coord.resize(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    layout.cell_coord[c] = exact_cell(layout.order[layout.cell_start[c]]);
+  }
+
+  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * cells, 2));
+  layout.table.assign(capacity, kNoCell);
+  layout.table_mask = capacity - 1;
+  for (std::size_t c = 0; c < cells; ++c) {
+    std::uint64_t slot = hash(layout.cell_coord[c]) & layout.table_mask;
+    while (layout.table[slot] != kNoCell) slot = (slot + 1) & layout.table_mask;
+    layout.table[slot] = static_cast<std::uint32_t>(c);
+  }
+  return layout;
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T) \
+  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&);
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash::detail

@@ -1,0 +1,46 @@
+// Morton (Z-order) codes: interleave the bits of cell coordinates so that sorting by code keeps
+// cells that are close in space close in memory.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace spatialhash::detail {
+
+/// Spreads the low 32 bits of x so bit k moves to bit 2k.
+inline std::uint64_t spread_bits_2(std::uint64_t x) {
+  x &= 0xFFFFFFFFull;
+  x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+  x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+  x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
+  x = (x | (x << 2)) & 0x3333333333333333ull;
+  x = (x | (x << 1)) & 0x5555555555555555ull;
+  return x;
+}
+
+/// Spreads the low 21 bits of x so bit k moves to bit 3k.
+inline std::uint64_t spread_bits_3(std::uint64_t x) {
+  x &= 0x1FFFFFull;
+  x = (x | (x << 32)) & 0x001F00000000FFFFull;
+  x = (x | (x << 16)) & 0x001F0000FF0000FFull;
+  x = (x | (x << 8)) & 0x100F00F00F00F00Full;
+  x = (x | (x << 4)) & 0x10C30C30C30C30C3ull;
+  x = (x | (x << 2)) & 0x1249249249249249ull;
+  return x;
+}
+
+/// Morton code of non-negative cell coordinates; each must fit in 64 / Dim bits.
+template <int Dim>
+inline std::uint64_t morton_code(const std::array<std::uint32_t, Dim>& c) {
+  if constexpr (Dim == 2) {
+    return spread_bits_2(c[0]) | (spread_bits_2(c[1]) << 1);
+  } else {
+    return spread_bits_3(c[0]) | (spread_bits_3(c[1]) << 1) | (spread_bits_3(c[2]) << 2);
+  }
+}
+
+/// Bits of a Morton code per axis.
+template <int Dim>
+inline constexpr int kMortonBitsPerAxis = Dim == 2 ? 32 : 21;
+
+}  // namespace spatialhash::detail
