@@ -54,6 +54,23 @@ class Buffer {
   std::size_t capacity_ = 0;
 };
 
+/// The candidates of one cell's stencil, copied into one contiguous structure of arrays so that
+/// every point of the cell is tested against them with a single filter call. Reused per thread.
+template <int Dim>
+struct Gathered {
+  std::array<Buffer<float>, Dim> axis;
+  Buffer<std::uint32_t> ids;
+  Buffer<std::uint32_t> border;  ///< borderline ids of the current filter call
+  std::size_t size = 0;
+
+  SoaView<Dim> view() const {
+    SoaView<Dim> v;
+    for (int k = 0; k < Dim; ++k) v.axis[k] = axis[k].data();
+    v.ids = ids.data();
+    return v;
+  }
+};
+
 template <int Dim, class T>
 class CellList final : public EngineBase<Dim, T> {
  public:
@@ -65,7 +82,6 @@ class CellList final : public EngineBase<Dim, T> {
   explicit CellList(const Context<Dim, T>& context)
       : Base(context), layout_(CellListLayout<Dim>::build(context)) {
     filter_ = best_range_filter<Dim>();
-    for (int k = 0; k < Dim; ++k) soa_.axis[k] = layout_.axis[k].data();
     make_blocks();
   }
 
@@ -75,23 +91,24 @@ class CellList final : public EngineBase<Dim, T> {
     CellListLayout<Dim> layout = CellListLayout<Dim>::build(context);
     this->context_ = context;
     layout_ = std::move(layout);
-    for (int k = 0; k < Dim; ++k) soa_.axis[k] = layout_.axis[k].data();
     make_blocks();
   }
 
   void pairs(double radius, PairSink& sink) const override {
-    const FloatBand band = band_for(radius);
-    const double r2 = radius * radius;
-    Scratch scratch;
+    const Search search{band_for(radius), radius * radius};
+    Gathered<Dim> g;
+    Buffer<std::uint32_t> found;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
-      std::array<Range, kStencil> ranges;
-      const int count = stencil_ranges(c, /*half=*/true, ranges);
-      for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-        const Range own{s + 1, layout_.cell_start[c + 1]};
-        search_point(s, std::span(&own, 1), band, r2, scratch,
-                     [&](std::uint32_t j) { push_pair(sink, s, j); });
-        search_point(s, std::span(ranges.data(), count), band, r2, scratch,
-                     [&](std::uint32_t j) { push_pair(sink, s, j); });
+      const std::uint32_t own = gather_half_stencil(c, g);
+      for (std::uint32_t p = 0; p < own; ++p) {
+        const std::uint32_t s = layout_.cell_start[c] + p;
+        std::uint32_t* ids = found.reserve_more(g.size + kFilterSlack);
+        const std::uint32_t count = search_point(s, g, p + 1, search, ids);
+        const index_t a = layout_.order[s];
+        for (std::uint32_t k = 0; k < count; ++k) {
+          const double d2 = distance_squared(this->context_.points, a, ids[k]);
+          sink.push(a < ids[k] ? PairHit{a, ids[k], d2} : PairHit{ids[k], a, d2});
+        }
       }
     }
   }
@@ -107,44 +124,49 @@ class CellList final : public EngineBase<Dim, T> {
     const FloatBand band = band_for(radius);
     const double r2 = radius * radius;
     std::array<Range, kStencil> ranges;
-    const int count =
-        stencil_ranges_around(cell, std::numeric_limits<std::uint32_t>::max(), ranges);
-    Scratch scratch;
+    const int count = stencil_ranges(cell, kNoExclusion, ranges);
+    SoaView<Dim> all;
+    for (int k = 0; k < Dim; ++k) all.axis[k] = layout_.axis[k].data();
+    all.ids = layout_.order.data();
+    Buffer<std::uint32_t> sure, border;
     for (int q = 0; q < count; ++q) {
-      FilterOutput& out = scratch.prepare(ranges[q].end - ranges[q].begin);
-      filter_(soa_, ranges[q].begin, ranges[q].end, query, band, kNoExclusion, out);
-      for (std::size_t k = 0; k < out.sure_count + out.border_count; ++k) {
-        const bool sure = k < out.sure_count;
-        const index_t i = layout_.order[sure ? out.sure[k] : out.border[k - out.sure_count]];
-        const double d2 = distance_squared(points, i, center);
-        if (sure || d2 <= r2) sink.push({i, d2});
+      const std::size_t length = ranges[q].end - ranges[q].begin + kFilterSlack;
+      sure.clear();
+      border.clear();
+      FilterOutput out{sure.reserve_more(length), border.reserve_more(length)};
+      filter_(all, ranges[q].begin, ranges[q].end, query, band, kNoExclusion, out);
+      for (std::size_t k = 0; k < out.sure_count; ++k) {
+        sink.push({out.sure[k], distance_squared(points, out.sure[k], center)});
+      }
+      for (std::size_t k = 0; k < out.border_count; ++k) {
+        const double d2 = distance_squared(points, out.border[k], center);
+        if (d2 <= r2) sink.push({out.border[k], d2});
       }
     }
   }
 
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
-    const FloatBand band = band_for(radius);
-    const double r2 = radius * radius;
+    const Search search{band_for(radius), radius * radius};
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
 #pragma omp parallel num_threads(this->context_.threads)
     {
-      Scratch scratch;
+      Gathered<Dim> g;
+      Buffer<std::uint32_t> found;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
-        for_each_cell_in_block(b, [&](std::uint32_t c, std::span<const Range> ranges) {
+        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
+          gather_full_stencil(c, g);
+          std::uint32_t* ids = found.reserve_more(g.size + kFilterSlack);
           for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-            index_t found = 0;
-            search_point(s, ranges, band, r2, scratch, [&](std::uint32_t) { ++found; });
-            counts[layout_.order[s]] = found;
+            counts[layout_.order[s]] = search_point(s, g, 0, search, ids);
           }
-        });
+        }
       }
     }
   }
 
   NeighborLists neighbor_lists(double radius, bool with_distances) const override {
-    const FloatBand band = band_for(radius);
-    const double r2 = radius * radius;
+    const Search search{band_for(radius), radius * radius};
     const std::size_t n = layout_.size();
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     std::vector<Buffer<index_t>> found(static_cast<std::size_t>(blocks));
@@ -152,22 +174,20 @@ class CellList final : public EngineBase<Dim, T> {
     const int threads = this->context_.threads;
 #pragma omp parallel num_threads(threads)
     {
-      Scratch scratch;
+      Gathered<Dim> g;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         Buffer<index_t>& out = found[b];
-        for_each_cell_in_block(b, [&](std::uint32_t c, std::span<const Range> ranges) {
-          std::size_t candidates = 0;
-          for (const Range& q : ranges) candidates += q.end - q.begin;
+        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
+          gather_full_stencil(c, g);
           for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-            index_t* row = out.reserve_more(candidates);
-            std::uint32_t length = 0;
-            search_point(s, ranges, band, r2, scratch,
-                         [&](std::uint32_t j) { row[length++] = layout_.order[j]; });
+            // Neighbors are written straight into the block's output.
+            const std::uint32_t length =
+                search_point(s, g, 0, search, out.reserve_more(g.size + kFilterSlack));
             out.grow(length);
             row_length[s] = length;
           }
-        });
+        }
       }
     }
     NeighborLists lists;
@@ -198,32 +218,28 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   PairList pair_list(double radius, bool with_distances) const override {
-    const FloatBand band = band_for(radius);
-    const double r2 = radius * radius;
+    const Search search{band_for(radius), radius * radius};
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     std::vector<Buffer<Pair>> found(static_cast<std::size_t>(blocks));
 #pragma omp parallel num_threads(this->context_.threads)
     {
-      Scratch scratch;
+      Gathered<Dim> g;
+      Buffer<std::uint32_t> ids_buffer;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         Buffer<Pair>& out = found[b];
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          std::array<Range, kStencil> ranges;
-          const int count = stencil_ranges(c, /*half=*/true, ranges);
-          std::size_t candidates = layout_.cell_start[c + 1] - layout_.cell_start[c];
-          for (int q = 0; q < count; ++q) candidates += ranges[q].end - ranges[q].begin;
-          for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-            Pair* row = out.reserve_more(candidates);
-            std::uint32_t length = 0;
-            const auto emit = [&](std::uint32_t j) {
-              const index_t a = layout_.order[s], b2 = layout_.order[j];
-              row[length++] = a < b2 ? Pair{a, b2} : Pair{b2, a};
-            };
-            const Range own{s + 1, layout_.cell_start[c + 1]};
-            search_point(s, std::span(&own, 1), band, r2, scratch, emit);
-            search_point(s, std::span(ranges.data(), count), band, r2, scratch, emit);
-            out.grow(length);
+          const std::uint32_t own = gather_half_stencil(c, g);
+          std::uint32_t* ids = ids_buffer.reserve_more(g.size + kFilterSlack);
+          for (std::uint32_t p = 0; p < own; ++p) {
+            const std::uint32_t s = layout_.cell_start[c] + p;
+            const std::uint32_t count = search_point(s, g, p + 1, search, ids);
+            Pair* row = out.reserve_more(count);
+            const index_t a = layout_.order[s];
+            for (std::uint32_t k = 0; k < count; ++k) {
+              row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
+            }
+            out.grow(count);
           }
         }
       }
@@ -250,17 +266,10 @@ class CellList final : public EngineBase<Dim, T> {
  private:
   static constexpr std::uint32_t kNoExclusion = std::numeric_limits<std::uint32_t>::max();
 
-  /// Per-thread output space of the range filter.
-  struct Scratch {
-    Buffer<std::uint32_t> sure, border;
-    FilterOutput out{nullptr, nullptr};
-    FilterOutput& prepare(std::size_t length) {
-      sure.clear();
-      border.clear();
-      out = FilterOutput{sure.reserve_more(length + kFilterSlack),
-                         border.reserve_more(length + kFilterSlack)};
-      return out;
-    }
+  /// The thresholds of one search.
+  struct Search {
+    FloatBand band;
+    double r2;
   };
 
   FloatBand band_for(double radius) const {
@@ -273,35 +282,78 @@ class CellList final : public EngineBase<Dim, T> {
     return make_float_band(radius, extent, Dim);
   }
 
-  /// Calls emit(j) for every position j in `ranges` (j != s) within `radius` of point s.
-  template <class Emit>
-  void search_point(std::uint32_t s, std::span<const Range> ranges, FloatBand band, double r2,
-                    Scratch& scratch, Emit&& emit) const {
+  /// Writes to `found` the original indices of the neighbors of sorted point s among gathered
+  /// candidates [from, g.size); `found` needs room for g.size - from + kFilterSlack. Returns how
+  /// many. Borderline candidates are re-decided with the double rule.
+  std::uint32_t search_point(std::uint32_t s, Gathered<Dim>& g, std::uint32_t from,
+                             const Search& search, std::uint32_t* found) const {
     std::array<float, Dim> query;
     for (int k = 0; k < Dim; ++k) query[k] = layout_.axis[k][s];
-    for (const Range& q : ranges) {
-      FilterOutput& out = scratch.prepare(q.end - q.begin);
-      filter_(soa_, q.begin, q.end, query, band, s, out);
-      for (std::size_t k = 0; k < out.sure_count; ++k) emit(out.sure[k]);
-      for (std::size_t k = 0; k < out.border_count; ++k) {
-        const std::uint32_t j = out.border[k];
-        if (distance_squared(this->context_.points, layout_.order[s], layout_.order[j]) <= r2) {
-          emit(j);
-        }
+    const index_t self = layout_.order[s];
+    g.border.clear();
+    FilterOutput out{found, g.border.reserve_more(g.size + kFilterSlack)};
+    filter_(g.view(), from, static_cast<std::uint32_t>(g.size), query, search.band, self, out);
+    auto count = static_cast<std::uint32_t>(out.sure_count);
+    for (std::size_t k = 0; k < out.border_count; ++k) {
+      if (distance_squared(this->context_.points, self, out.border[k]) <= search.r2) {
+        found[count++] = out.border[k];
       }
     }
+    return count;
   }
 
-  void push_pair(PairSink& sink, std::uint32_t s, std::uint32_t j) const {
-    const index_t a = layout_.order[s], b = layout_.order[j];
-    const double d2 = distance_squared(this->context_.points, a, b);
-    sink.push(a < b ? PairHit{a, b, d2} : PairHit{b, a, d2});
+  /// Copies the points of `ranges` into `g`, after the `keep` candidates already there.
+  void gather(std::span<const Range> ranges, Gathered<Dim>& g, std::size_t keep) const {
+    std::size_t total = keep;
+    for (const Range& q : ranges) total += q.end - q.begin;
+    for (int k = 0; k < Dim; ++k) {
+      g.axis[k].clear();
+      g.axis[k].reserve_more(total + kFilterSlack);
+      g.axis[k].grow(keep);
+    }
+    g.ids.clear();
+    g.ids.reserve_more(total + kFilterSlack);
+    g.ids.grow(keep);
+    std::size_t at = keep;
+    for (const Range& q : ranges) {
+      const std::size_t length = q.end - q.begin;
+      for (int k = 0; k < Dim; ++k) {
+        std::memcpy(g.axis[k].data() + at, layout_.axis[k].data() + q.begin, length * sizeof(float));
+      }
+      std::memcpy(g.ids.data() + at, layout_.order.data() + q.begin, length * sizeof(index_t));
+      at += length;
+    }
+    g.size = total;
+  }
+
+  void gather_full_stencil(std::uint32_t c, Gathered<Dim>& g) const {
+    std::array<Range, kStencil> ranges;
+    const int count = stencil_ranges(cell_of(c), kNoExclusion, ranges);
+    gather(std::span<const Range>(ranges.data(), count), g, 0);
+  }
+
+  /// Gathers cell c itself first, then the stencil cells after it in memory order, so each pair
+  /// of cells is visited once. Returns the number of points of cell c.
+  std::uint32_t gather_half_stencil(std::uint32_t c, Gathered<Dim>& g) const {
+    std::array<Range, kStencil + 1> ranges;
+    ranges[0] = Range{layout_.cell_start[c], layout_.cell_start[c + 1]};
+    std::array<Range, kStencil> after;
+    const int count = stencil_ranges(cell_of(c), c, after);
+    std::copy(after.begin(), after.begin() + count, ranges.begin() + 1);
+    gather(std::span<const Range>(ranges.data(), count + 1), g, 0);
+    return ranges[0].end - ranges[0].begin;
+  }
+
+  Cell<Dim> cell_of(std::uint32_t c) const {
+    Cell<Dim> cell;
+    for (int k = 0; k < Dim; ++k) cell[k] = layout_.cell_coord[c][k];
+    return cell;
   }
 
   /// Ranges of the stencil cells around lattice cell `cell`, sorted and merged where they touch;
   /// cells with index <= `min_cell_exclusive` are left out unless it is kNoExclusion.
-  int stencil_ranges_around(const Cell<Dim>& cell, std::uint32_t min_cell_exclusive,
-                            std::array<Range, kStencil>& ranges) const {
+  int stencil_ranges(const Cell<Dim>& cell, std::uint32_t min_cell_exclusive,
+                     std::array<Range, kStencil>& ranges) const {
     int count = 0;
     Cell<Dim> neighbor;
     for (int offset = 0; offset < kStencil; ++offset) {
@@ -315,7 +367,7 @@ class CellList final : public EngineBase<Dim, T> {
       if (min_cell_exclusive != kNoExclusion && found <= min_cell_exclusive) continue;
       ranges[count++] = Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
     }
-    // Insertion sort: at most 27 entries, mostly in order already.
+    // Insertion sort: at most 27 entries.
     for (int q = 1; q < count; ++q) {
       const Range moving = ranges[q];
       int p = q;
@@ -333,23 +385,6 @@ class CellList final : public EngineBase<Dim, T> {
     return merged;
   }
 
-  /// Stencil ranges of cell c: all 3^Dim cells (own included), or with `half` only the cells
-  /// after c in memory order, so that each pair of cells is visited once.
-  int stencil_ranges(std::uint32_t c, bool half, std::array<Range, kStencil>& ranges) const {
-    Cell<Dim> cell;
-    for (int k = 0; k < Dim; ++k) cell[k] = layout_.cell_coord[c][k];
-    return stencil_ranges_around(cell, half ? c : kNoExclusion, ranges);
-  }
-
-  template <class Visit>
-  void for_each_cell_in_block(std::int64_t b, Visit&& visit) const {
-    for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-      std::array<Range, kStencil> ranges;
-      const int count = stencil_ranges(c, /*half=*/false, ranges);
-      visit(c, std::span<const Range>(ranges.data(), count));
-    }
-  }
-
   /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work).
   void make_blocks() {
     blocks_.assign(1, 0);
@@ -361,12 +396,12 @@ class CellList final : public EngineBase<Dim, T> {
         points_in_block = 0;
       }
     }
-    if (blocks_.back() != layout_.cells())
+    if (blocks_.back() != layout_.cells()) {
       blocks_.push_back(static_cast<std::uint32_t>(layout_.cells()));
+    }
   }
 
   CellListLayout<Dim> layout_;
-  SoaView<Dim> soa_{};
   RangeFilterFn<Dim> filter_ = nullptr;
   std::vector<std::uint32_t> blocks_;  ///< blocks_[b] .. blocks_[b+1]: the cells of block b
 };

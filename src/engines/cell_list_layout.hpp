@@ -43,7 +43,10 @@ class CellListLayout {
     for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
     for (std::uint64_t slot = hash(u) & table_mask;; slot = (slot + 1) & table_mask) {
       const std::uint32_t cell = table[slot];
-      if (cell == kNoCell || cell_coord[cell] == u) return cell;
+      if (cell == kNoCell) return cell;
+      bool same = true;
+      for (int k = 0; k < Dim; ++k) same = same && cell_coord[cell][k] == u[k];
+      if (same) return cell;
     }
   }
 

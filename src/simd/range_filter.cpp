@@ -14,11 +14,12 @@ void range_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::u
       const float d = points.axis[k][j] - query[k];
       d2 += d * d;
     }
-    const bool candidate = !(d2 > band.hi) && j != exclude;  // NaN counts as borderline
+    const std::uint32_t id = points.ids[j];
+    const bool candidate = !(d2 > band.hi) && id != exclude;  // NaN counts as borderline
     const bool sure = candidate && d2 <= band.lo;
-    out.sure[out.sure_count] = j;
+    out.sure[out.sure_count] = id;
     out.sure_count += sure;
-    out.border[out.border_count] = j;
+    out.border[out.border_count] = id;
     out.border_count += candidate && !sure;
   }
 }

@@ -16,10 +16,6 @@ void range_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::u
   for (int k = 0; k < Dim; ++k) q[k] = _mm512_set1_ps(query[k]);
   const __m512 lo = _mm512_set1_ps(band.lo), hi = _mm512_set1_ps(band.hi);
   const __m512i excluded = _mm512_set1_epi32(static_cast<int>(exclude));
-  __m512i index =
-      _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(begin)),
-                       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  const __m512i sixteen = _mm512_set1_epi32(16);
   for (std::uint32_t j = begin; j < end; j += 16) {
     const std::uint32_t left = end - j;
     const __mmask16 valid = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
@@ -30,6 +26,7 @@ void range_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::u
     }
     // Not-greater-than, unordered: NaN distances stay candidates (borderline).
     __mmask16 candidate = _mm512_mask_cmp_ps_mask(valid, d2, hi, _CMP_NGT_UQ);
+    const __m512i index = _mm512_maskz_loadu_epi32(valid, points.ids + j);
     candidate &= static_cast<__mmask16>(~_mm512_cmpeq_epi32_mask(index, excluded));
     const __mmask16 sure = _mm512_mask_cmp_ps_mask(candidate, d2, lo, _CMP_LE_OQ);
     const __mmask16 border = candidate & static_cast<__mmask16>(~sure);
@@ -41,7 +38,6 @@ void range_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::u
                           _mm512_maskz_compress_epi32(border, index));
       out.border_count += static_cast<std::size_t>(std::popcount(static_cast<unsigned>(border)));
     }
-    index = _mm512_add_epi32(index, sixteen);
   }
 }
 

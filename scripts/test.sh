@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Quick start, command 2: set everything up, build, and run every test:
+#   1. release build with -Wall -Wextra -Werror: C++ tests, CLI tests, Python tests, benchmark smoke
+#   2. the C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. clang-format check, and an install + find_package(spatialhash) consumer build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+
+echo "== release build (-Werror), all tests"
+cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPATIALHASH_WERROR=ON \
+  -DSPATIALHASH_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build-test -j "$jobs"
+ctest --test-dir build-test --output-on-failure -j "$jobs"
+
+echo "== sanitizer build (ASan + UBSan), C++ tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPATIALHASH_WERROR=ON \
+  -DSPATIALHASH_SANITIZE=ON -DSPATIALHASH_BUILD_BENCH=OFF -DSPATIALHASH_BUILD_EXAMPLES=OFF \
+  -DSPATIALHASH_BUILD_PYTHON=OFF >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE no_sanitizer
+
+echo "== clang-format"
+git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
+
+echo "== install + find_package(spatialhash)"
+rm -rf build-install
+cmake --install build-test --prefix build-install/prefix >/dev/null
+cmake -S tests/consumer -B build-install/consumer -G Ninja \
+  -DCMAKE_PREFIX_PATH="$PWD/build-install/prefix" >/dev/null
+cmake --build build-install/consumer
+./build-install/consumer/consumer
+
+echo "all tests passed"
