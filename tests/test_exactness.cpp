@@ -1,0 +1,159 @@
+// Adversarial exactness: pairs within a few ulps of r, points on cell borders, large offsets. Every
+// engine must agree with the double-precision brute force; the SIMD filters must never call a
+// candidate "sure" unless the double rule agrees, and never drop one the double rule keeps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "../src/float_band.hpp"
+#include "../src/simd/range_filter.hpp"
+#include "check_against_oracle.hpp"
+
+namespace {
+
+using spatialhash::Engine;
+
+/// Pairs (p, p + r (1 + k ulp) u) for random unit directions u, in float or double: most land
+/// within a rounding error of r, so the float fast path must defer them to the double rule.
+template <int Dim, class T>
+datasets::Dataset near_radius_pairs(double r, double base, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> u(0.0, 30.0 * r);
+  std::uniform_int_distribution<int> ulps(-3, 3);
+  datasets::Dataset d{"near_radius_pairs", {}, r};
+  for (int pair = 0; pair < 300; ++pair) {
+    std::array<double, Dim> p, dir;
+    double norm = 0;
+    for (int k = 0; k < Dim; ++k) {
+      p[k] = static_cast<T>(base + u(g));
+      dir[k] = pair % 3 == 0 ? (k == 0) : normal(g);  // some exactly axis-aligned
+      norm += dir[k] * dir[k];
+    }
+    const double length = r * (1.0 + ulps(g) * std::numeric_limits<T>::epsilon());
+    for (int k = 0; k < Dim; ++k) d.xyz.push_back(p[k]);
+    for (int k = 0; k < Dim; ++k) {
+      d.xyz.push_back(static_cast<T>(p[k] + length * dir[k] / std::sqrt(norm)));
+    }
+  }
+  return d;
+}
+
+/// A lattice with spacing exactly r along each axis, far from the origin: every point sits on a
+/// cell border (up to the cell margin) and has neighbors at exactly distance r.
+template <int Dim>
+datasets::Dataset border_lattice(double r, double base) {
+  datasets::Dataset d = datasets::lattice<Dim>(Dim == 2 ? 20 : 8, r, 0.0, r, 1, base);
+  d.name = "border_lattice";
+  return d;
+}
+
+class Exactness : public ::testing::TestWithParam<Engine> {
+ protected:
+  template <int Dim, class T>
+  void run(const datasets::Dataset& d) {
+    SCOPED_TRACE(d.name + " dim=" + std::to_string(Dim) + (std::is_same_v<T, float> ? " float" : " double"));
+    check_against_oracle<Dim, T>(GetParam(), d);
+  }
+};
+
+TEST_P(Exactness, PairsWithinUlpsOfRadius) {
+  for (double r : {1.0, 0.1, 1.0 / 3.0, 2.5e-3}) {
+    for (double base : {0.0, 1000.0, -5.0e4}) {
+      run<2, float>(near_radius_pairs<2, float>(r, base, 1));
+      run<3, float>(near_radius_pairs<3, float>(r, base, 2));
+      run<2, double>(near_radius_pairs<2, double>(r, base, 3));
+      run<3, double>(near_radius_pairs<3, double>(r, base, 4));
+    }
+  }
+}
+
+TEST_P(Exactness, PointsOnCellBordersAtLargeOffsets) {
+  for (double r : {0.1, 1.0 / 3.0, 0.5, 2.0}) {
+    for (double base : {0.0, -7.0, 596700.0}) {
+      run<2, float>(border_lattice<2>(r, base));
+      run<2, double>(border_lattice<2>(r, base));
+      run<3, float>(border_lattice<3>(r, base));
+      run<3, double>(border_lattice<3>(r, base));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, Exactness, ::testing::ValuesIn(spatialhash::all_engines()),
+                         [](const auto& info) {
+                           return std::string(spatialhash::engine_name(info.param));
+                         });
+
+/// Runs a range filter and checks its verdicts against the double rule on the same float data.
+template <int Dim>
+void check_filter(spatialhash::detail::RangeFilterFn<Dim> filter, std::uint64_t seed) {
+  using namespace spatialhash::detail;
+  std::mt19937_64 g(seed);
+  for (int trial = 0; trial < 200; ++trial) {
+    const double r = std::exp(std::uniform_real_distribution<double>(-5, 3)(g));
+    const double extent = r * std::exp(std::uniform_real_distribution<double>(0, 12)(g));
+    const std::size_t m = std::uniform_int_distribution<std::size_t>(0, 70)(g);
+    std::array<std::vector<float>, Dim> axis;
+    std::vector<std::uint32_t> ids(m);
+    std::array<float, Dim> q;
+    std::uniform_real_distribution<double> u(0.0, extent);
+    for (int k = 0; k < Dim; ++k) q[k] = static_cast<float>(u(g));
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (std::size_t j = 0; j < m; ++j) {
+      // Half of the candidates within a hair of distance r of the query.
+      std::array<double, Dim> dir;
+      double norm = 0;
+      for (int k = 0; k < Dim; ++k) norm += (dir[k] = normal(g)) * dir[k];
+      const double length = j % 2 ? r * (1 + 1e-7 * normal(g)) : r * 1.5 * std::abs(normal(g));
+      for (int k = 0; k < Dim; ++k) {
+        axis[k].push_back(static_cast<float>(q[k] + length * dir[k] / std::sqrt(norm)));
+      }
+      ids[j] = static_cast<std::uint32_t>(j);
+    }
+    SoaView<Dim> view;
+    for (int k = 0; k < Dim; ++k) view.axis[k] = axis[k].data();
+    view.ids = ids.data();
+    const FloatBand band = make_float_band(r, extent + 10 * r, Dim);
+    std::vector<std::uint32_t> sure(m + kFilterSlack), border(m + kFilterSlack);
+    FilterOutput out{sure.data(), border.data()};
+    const std::uint32_t exclude = m > 0 ? static_cast<std::uint32_t>(m / 2) : 0;
+    filter(view, 0, static_cast<std::uint32_t>(m), q, band, exclude, out);
+    std::vector<bool> kept(m, false);
+    for (std::size_t k = 0; k < out.sure_count; ++k) {
+      const std::uint32_t j = out.sure[k];
+      double d2 = 0;
+      for (int a = 0; a < Dim; ++a) {
+        const double d = double(axis[a][j]) - double(q[a]);
+        d2 += d * d;
+      }
+      ASSERT_LE(d2, r * r) << "filter called a candidate beyond r certain";
+      ASSERT_NE(j, exclude);
+      kept[j] = true;
+    }
+    for (std::size_t k = 0; k < out.border_count; ++k) kept[out.border[k]] = true;
+    for (std::size_t j = 0; j < m; ++j) {
+      double d2 = 0;
+      for (int a = 0; a < Dim; ++a) {
+        const double d = double(axis[a][j]) - double(q[a]);
+        d2 += d * d;
+      }
+      if (d2 <= r * r && j != exclude) {
+        ASSERT_TRUE(kept[j]) << "filter dropped a neighbor";
+      }
+    }
+  }
+}
+
+TEST(RangeFilter, ScalarNeverMisclassifies) {
+  check_filter<2>(&spatialhash::detail::range_filter_scalar<2>, 1);
+  check_filter<3>(&spatialhash::detail::range_filter_scalar<3>, 2);
+}
+
+TEST(RangeFilter, BestFilterNeverMisclassifies) {
+  // The AVX-512 filter where the processor has it, else the scalar one again.
+  check_filter<2>(spatialhash::detail::best_range_filter<2>(), 3);
+  check_filter<3>(spatialhash::detail::best_range_filter<3>(), 4);
+}
+
+}  // namespace
