@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "engine_base.hpp"
 #include "threads.hpp"
@@ -72,27 +73,58 @@ Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threa
     throw InvalidArgument("spatialhash: " + std::to_string(points.count) +
                           " points exceed the 32-bit index limit");
   }
+  // Bounding box in parallel; a non-finite value is located afterwards by a sequential scan so the
+  // message names the first bad point.
+  const int workers = resolve_threads(threads);
   std::array<double, Dim> lower{}, upper{};
   for (int k = 0; k < Dim; ++k) {
     lower[k] = std::numeric_limits<double>::infinity();
     upper[k] = -std::numeric_limits<double>::infinity();
   }
-  for (std::size_t i = 0; i < points.count; ++i) {
-    for (int k = 0; k < Dim; ++k) {
-      const double x = points.coord(i, k);
-      if (!std::isfinite(x)) {
-        throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
-                              axis_name(k) + " coordinate (" + std::to_string(x) + ")");
+  const auto n = static_cast<std::int64_t>(points.count);
+  // One slot per thread, combined afterwards: no locks.
+  struct Partial {
+    std::array<double, Dim> lo, hi;
+    bool finite = true;
+  };
+  std::vector<Partial> partial(static_cast<std::size_t>(workers), Partial{lower, upper, true});
+#pragma omp parallel num_threads(workers)
+  {
+    Partial& mine = partial[static_cast<std::size_t>(thread_id())];
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (int k = 0; k < Dim; ++k) {
+        const double x = points.coord(static_cast<std::size_t>(i), k);
+        mine.finite = mine.finite && std::isfinite(x);
+        mine.lo[k] = std::min(mine.lo[k], x);
+        mine.hi[k] = std::max(mine.hi[k], x);
       }
-      lower[k] = std::min(lower[k], x);
-      upper[k] = std::max(upper[k], x);
+    }
+  }
+  bool all_finite = true;
+  for (const Partial& p : partial) {
+    all_finite = all_finite && p.finite;
+    for (int k = 0; k < Dim; ++k) {
+      lower[k] = std::min(lower[k], p.lo[k]);
+      upper[k] = std::max(upper[k], p.hi[k]);
+    }
+  }
+  if (!all_finite) {
+    for (std::size_t i = 0; i < points.count; ++i) {
+      for (int k = 0; k < Dim; ++k) {
+        const double x = points.coord(i, k);
+        if (!std::isfinite(x)) {
+          throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
+                                axis_name(k) + " coordinate (" + std::to_string(x) + ")");
+        }
+      }
     }
   }
   if (points.count == 0) lower = upper = std::array<double, Dim>{};
   Context<Dim, T> context;
   context.points = points;
   context.radius = radius;
-  context.threads = resolve_threads(threads);
+  context.threads = workers;
   context.grid = GridGeometry<Dim>::make(lower, upper, radius);
   return context;
 }

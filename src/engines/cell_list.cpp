@@ -175,9 +175,13 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp parallel num_threads(threads)
     {
       Gathered<Dim> g;
+      double found_per_point = 32.0;  // running estimate, sizes each block's buffer up front
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         Buffer<index_t>& out = found[b];
+        const std::uint32_t block_points =
+            layout_.cell_start[blocks_[b + 1]] - layout_.cell_start[blocks_[b]];
+        out.reserve_more(static_cast<std::size_t>(found_per_point * 1.1 * block_points) + 64);
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
           gather_full_stencil(c, g);
           for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
@@ -188,6 +192,8 @@ class CellList final : public EngineBase<Dim, T> {
             row_length[s] = length;
           }
         }
+        found_per_point =
+            static_cast<double>(out.size()) / std::max<std::uint32_t>(block_points, 1);
       }
     }
     NeighborLists lists;
@@ -318,7 +324,8 @@ class CellList final : public EngineBase<Dim, T> {
     for (const Range& q : ranges) {
       const std::size_t length = q.end - q.begin;
       for (int k = 0; k < Dim; ++k) {
-        std::memcpy(g.axis[k].data() + at, layout_.axis[k].data() + q.begin, length * sizeof(float));
+        std::memcpy(g.axis[k].data() + at, layout_.axis[k].data() + q.begin,
+                    length * sizeof(float));
       }
       std::memcpy(g.ids.data() + at, layout_.order.data() + q.begin, length * sizeof(index_t));
       at += length;
