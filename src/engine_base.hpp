@@ -23,6 +23,7 @@ struct Context {
   double radius = 0.0;
   int threads = 1;
   GridGeometry<Dim> grid;
+  int cell_subdivision = 0;  ///< Options::cell_subdivision (cell_list only)
 };
 
 /// Validates points and radius and computes the lattice; throws InvalidArgument naming the

@@ -31,14 +31,17 @@ struct GridGeometry {
   std::array<double, Dim> lower{};  ///< bounding box of the points
   std::array<double, Dim> upper{};
   std::array<double, Dim> origin{};  ///< lattice origin: cell 0 starts here (lower at build)
-  double cell_size = 1.0;            ///< r * kCellMargin
+  double cell_size = 1.0;            ///< r / reach * kCellMargin
+  /// Stencil half-width: points within r lie at most `reach` cells apart along each axis (the
+  /// argument above, with cells of edge r / reach).
+  int reach = 1;
   double inv_cell = 1.0;
   Cell<Dim> dims{};  ///< cells along each axis covering the bounding box
 
-  /// Lattice of cells of edge >= `edge_over_margin` * kCellMargin covering the bounding box.
+  /// Lattice of cells of edge (radius / reach) * kCellMargin covering the bounding box.
   /// Throws InvalidArgument if an axis would need more than kMaxCellsPerAxis cells.
   static GridGeometry make(const std::array<double, Dim>& lower,
-                           const std::array<double, Dim>& upper, double edge_over_margin);
+                           const std::array<double, Dim>& upper, double radius, int reach = 1);
 
   std::int64_t cell_along(double x, int axis) const {
     return static_cast<std::int64_t>(std::floor((x - origin[axis]) * inv_cell));
@@ -63,11 +66,12 @@ struct GridGeometry {
     for (int k = 0; k < Dim; ++k) c[k] = cell_along(points.coord(i, k), k);
     return c;
   }
-  /// False when `position` is farther than one cell edge outside the bounding box along some
+  /// False when `position` is farther than `reach` cell edges outside the bounding box along some
   /// axis: then nothing indexed is within r of it. Otherwise writes its cell to `cell`.
   bool cell_of_position(const std::array<double, Dim>& position, Cell<Dim>& cell) const {
     for (int k = 0; k < Dim; ++k) {
-      if (!(position[k] >= lower[k] - cell_size && position[k] <= upper[k] + cell_size)) {
+      const double margin = reach * cell_size;
+      if (!(position[k] >= lower[k] - margin && position[k] <= upper[k] + margin)) {
         return false;
       }
       cell[k] = cell_along(position[k], k);

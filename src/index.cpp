@@ -62,9 +62,15 @@ void sort_pairs(PairList& list) {
 }  // namespace
 
 template <int Dim, class T>
-Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options)
-    : engine_(detail::make_engine(options.engine,
-                                  detail::make_context(points, radius, options.threads))) {}
+Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options) {
+  if (options.cell_subdivision < 0 || options.cell_subdivision > 2) {
+    throw InvalidArgument("spatialhash: cell_subdivision must be 0, 1 or 2, got " +
+                          std::to_string(options.cell_subdivision));
+  }
+  auto context = detail::make_context(points, radius, options.threads);
+  context.cell_subdivision = options.cell_subdivision;
+  engine_ = detail::make_engine(options.engine, context);
+}
 
 template <int Dim, class T>
 Index<Dim, T>::Index(std::span<const T> coords, double radius, Options options)
@@ -100,7 +106,9 @@ void Index<Dim, T>::update(PointsView<Dim, T> points) {
     throw InvalidArgument("spatialhash: update() got " + std::to_string(points.size()) +
                           " points, the index holds " + std::to_string(size()));
   }
-  engine_->update(detail::make_context(points, radius(), threads()));
+  auto context = detail::make_context(points, radius(), threads());
+  context.cell_subdivision = engine_->context().cell_subdivision;
+  engine_->update(context);
 }
 
 template <int Dim, class T>

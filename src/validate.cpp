@@ -28,9 +28,11 @@ namespace detail {
 
 template <int Dim>
 GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
-                                          const std::array<double, Dim>& upper,
-                                          double edge_over_margin) {
+                                          const std::array<double, Dim>& upper, double radius,
+                                          int reach) {
+  const double edge_over_margin = radius / reach;
   GridGeometry g;
+  g.reach = reach;
   g.lower = lower;
   g.upper = upper;
   g.origin = lower;
@@ -46,7 +48,7 @@ GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
     }
     const double cells = std::floor(extent * g.inv_cell) + 1.0;
     if (cells > static_cast<double>(kMaxCellsPerAxis)) {
-      throw InvalidArgument(std::string("spatialhash: radius ") + std::to_string(edge_over_margin) +
+      throw InvalidArgument(std::string("spatialhash: radius ") + std::to_string(radius) +
                             " is too small for the extent " + std::to_string(extent) +
                             " of the points along " + axis_name(k) +
                             ": the lattice would need more than 2^30 cells on that axis");

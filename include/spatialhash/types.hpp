@@ -40,6 +40,9 @@ struct Options {
   Engine engine = Engine::automatic;
   /// Worker threads for building and for array-producing queries; 0 means all cores.
   int threads = 0;
+  /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
+  /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default.
+  int cell_subdivision = 0;
 };
 
 /// Thrown for every bad input (NaN coordinates, bad radius, bad sizes, ...). The message names

@@ -14,6 +14,8 @@
 #include <limits>
 #include <memory>
 
+#include "spatialhash/types.hpp"
+
 #include "../engine_base.hpp"
 #include "../exact.hpp"
 #include "../simd/range_filter.hpp"
@@ -76,11 +78,16 @@ class CellList final : public EngineBase<Dim, T> {
  public:
   using Base = EngineBase<Dim, T>;
   using typename Base::Position;
-  static constexpr int kStencil = Dim == 2 ? 9 : 27;
+  /// Largest stencil: 5^Dim cells (cells of edge r/2).
+  static constexpr int kStencil = Dim == 2 ? 25 : 125;
   static constexpr std::uint32_t kBlockPoints = 4096;
+  /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
+  static constexpr int kDefaultSubdivision = 1;
 
   explicit CellList(const Context<Dim, T>& context)
-      : Base(context), layout_(CellListLayout<Dim>::build(context)) {
+      : Base(context),
+        grid_(choose_grid(context)),
+        layout_(CellListLayout<Dim>::build(context, grid_)) {
     filter_ = best_range_filter<Dim>();
     make_blocks();
   }
@@ -88,8 +95,10 @@ class CellList final : public EngineBase<Dim, T> {
   Engine kind() const override { return Engine::cell_list; }
 
   void update(const Context<Dim, T>& context) override {
-    CellListLayout<Dim> layout = CellListLayout<Dim>::build(context);
+    GridGeometry<Dim> grid = choose_grid(context);
+    CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid);
     this->context_ = context;
+    grid_ = grid;
     layout_ = std::move(layout);
     make_blocks();
   }
@@ -115,11 +124,11 @@ class CellList final : public EngineBase<Dim, T> {
 
   void ball(const Position& center, double radius, HitSink& sink) const override {
     Cell<Dim> cell;
-    if (layout_.size() == 0 || !this->context_.grid.cell_of_position(center, cell)) return;
+    if (layout_.size() == 0 || !grid_.cell_of_position(center, cell)) return;
     const auto& points = this->context_.points;
     std::array<float, Dim> query;
     for (int k = 0; k < Dim; ++k) {
-      query[k] = static_cast<float>(center[k] - this->context_.grid.origin[k]);
+      query[k] = static_cast<float>(center[k] - grid_.origin[k]);
     }
     const FloatBand band = band_for(radius);
     const double r2 = radius * radius;
@@ -278,12 +287,27 @@ class CellList final : public EngineBase<Dim, T> {
     double r2;
   };
 
+  /// Cells of edge r / subdivision when the lattice allows it, else of edge r.
+  static GridGeometry<Dim> choose_grid(const Context<Dim, T>& context) {
+    const int subdivision =
+        context.cell_subdivision > 0 ? context.cell_subdivision : kDefaultSubdivision;
+    if (subdivision == 1) return context.grid;
+    try {
+      return GridGeometry<Dim>::make(context.grid.lower, context.grid.upper, context.radius,
+                                     subdivision);
+    } catch (const InvalidArgument&) {
+      return context.grid;  // too many cells along an axis: the coarse lattice still works
+    }
+  }
+
+  /// The rounding band for float coordinates relative to the origin; queries may lie up to the
+  /// stencil reach outside the bounding box.
   FloatBand band_for(double radius) const {
-    const auto& grid = this->context_.grid;
+    const double margin = (grid_.reach + 1) * grid_.cell_size;
     double extent = 0.0;
     for (int k = 0; k < Dim; ++k) {
-      extent = std::max(extent, std::abs(grid.upper[k] - grid.origin[k]) + 2.0 * grid.cell_size);
-      extent = std::max(extent, std::abs(grid.lower[k] - grid.origin[k]) + 2.0 * grid.cell_size);
+      extent = std::max(extent, std::abs(grid_.upper[k] - grid_.origin[k]) + margin);
+      extent = std::max(extent, std::abs(grid_.lower[k] - grid_.origin[k]) + margin);
     }
     return make_float_band(radius, extent, Dim);
   }
@@ -363,24 +387,23 @@ class CellList final : public EngineBase<Dim, T> {
                      std::array<Range, kStencil>& ranges) const {
     int count = 0;
     Cell<Dim> neighbor;
-    for (int offset = 0; offset < kStencil; ++offset) {
+    const int width = 2 * grid_.reach + 1;
+    int cells = 1;
+    for (int k = 0; k < Dim; ++k) cells *= width;
+    for (int offset = 0; offset < cells; ++offset) {
       int rest = offset;
       for (int k = 0; k < Dim; ++k) {
-        neighbor[k] = cell[k] + (rest % 3) - 1;
-        rest /= 3;
+        neighbor[k] = cell[k] + (rest % width) - grid_.reach;
+        rest /= width;
       }
       const std::uint32_t found = layout_.find(neighbor);
       if (found == CellListLayout<Dim>::kNoCell) continue;
       if (min_cell_exclusive != kNoExclusion && found <= min_cell_exclusive) continue;
       ranges[count++] = Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
     }
-    // Insertion sort: at most 27 entries.
-    for (int q = 1; q < count; ++q) {
-      const Range moving = ranges[q];
-      int p = q;
-      for (; p > 0 && ranges[p - 1].begin > moving.begin; --p) ranges[p] = ranges[p - 1];
-      ranges[p] = moving;
-    }
+    Range* first = ranges.data();
+    std::sort(first, first + count,
+              [](const Range& x, const Range& y) { return x.begin < y.begin; });
     int merged = 0;
     for (int q = 0; q < count; ++q) {
       if (merged > 0 && ranges[merged - 1].end == ranges[q].begin) {
@@ -408,6 +431,7 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
+  GridGeometry<Dim> grid_;  ///< the lattice of this engine (edge r / subdivision)
   CellListLayout<Dim> layout_;
   RangeFilterFn<Dim> filter_ = nullptr;
   std::vector<std::uint32_t> blocks_;  ///< blocks_[b] .. blocks_[b+1]: the cells of block b

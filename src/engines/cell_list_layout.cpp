@@ -12,9 +12,9 @@ namespace spatialhash::detail {
 
 template <int Dim>
 template <class T>
-CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context) {
+CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
+                                               const GridGeometry<Dim>& grid) {
   const auto& points = context.points;
-  const auto& grid = context.grid;
   const std::size_t n = points.size();
   const int threads = context.threads;
   CellListLayout layout;
@@ -89,6 +89,15 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context) {
     layout.cell_coord[c] = exact_cell(layout.order[layout.cell_start[c]]);
   }
 
+  if (grid.total_cells() <= static_cast<double>(n) + 4096.0) {
+    layout.dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
+    for (std::size_t c = 0; c < cells; ++c) {
+      std::int64_t linear = layout.cell_coord[c][Dim - 1];
+      for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + layout.cell_coord[c][k];
+      layout.dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
+    }
+    return layout;
+  }
   const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * cells, 2));
   layout.table.assign(capacity, kNoCell);
   layout.table_mask = capacity - 1;
@@ -101,7 +110,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context) {
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T) \
-  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&);
+  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&, const GridGeometry<D>&);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

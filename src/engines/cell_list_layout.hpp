@@ -5,7 +5,8 @@
 //   cell_start[c]  first sorted position of cell c (cells in Morton order, only non-empty ones);
 //                  cell_start[cells] == n
 //   cell_coord[c]  lattice coordinates of cell c
-//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2
+//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, or
+//   dense          a direct lattice -> cell array when the lattice has about a cell per point
 //
 // Invariants: points of one cell are contiguous; cells appear in Z-order of their coordinates (or
 // of their coordinates shifted right, for lattices wider than a 64-bit Morton code can hold), so
@@ -27,9 +28,10 @@ class CellListLayout {
   static constexpr std::uint32_t kNoCell = 0xFFFFFFFFu;
   using CellCoord = std::array<std::uint32_t, Dim>;
 
-  /// Reorders the points of `context` by cell (parallel radix sort on Morton codes).
+  /// Reorders the points of `context` by their cell of `grid` (parallel radix sort on Morton
+  /// codes).
   template <class T>
-  static CellListLayout build(const Context<Dim, T>& context);
+  static CellListLayout build(const Context<Dim, T>& context, const GridGeometry<Dim>& grid);
 
   std::size_t size() const { return order.size(); }
   std::size_t cells() const { return cell_coord.size(); }
@@ -38,6 +40,11 @@ class CellListLayout {
   std::uint32_t find(const std::array<std::int64_t, Dim>& c) const {
     for (int k = 0; k < Dim; ++k) {
       if (c[k] < 0 || c[k] >= dims[k]) return kNoCell;
+    }
+    if (!dense.empty()) {
+      std::int64_t linear = c[Dim - 1];
+      for (int k = Dim - 2; k >= 0; --k) linear = linear * dims[k] + c[k];
+      return dense[static_cast<std::size_t>(linear)];
     }
     CellCoord u;
     for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
@@ -50,12 +57,17 @@ class CellListLayout {
     }
   }
 
+  /// Packs the coordinates and mixes all bits into the low ones (murmur3's finalizer), so that
+  /// lattice neighborhoods spread evenly over a power-of-two table.
   static std::uint64_t hash(const CellCoord& c) {
-    std::uint64_t h = 0;
-    constexpr std::uint64_t kPrimes[3] = {0x9E3779B185EBCA87ull, 0xC2B2AE3D27D4EB4Full,
-                                          0x165667B19E3779F9ull};
-    for (int k = 0; k < Dim; ++k) h ^= (c[k] + 1) * kPrimes[k];
-    return h ^ (h >> 29);
+    std::uint64_t h = c[0];
+    for (int k = 1; k < Dim; ++k) h = h * 0x9E3779B97F4A7C15ull + c[k];
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 33;
+    return h;
   }
 
   std::vector<index_t> order;
@@ -63,6 +75,9 @@ class CellListLayout {
   std::vector<std::uint32_t> cell_start;
   std::vector<CellCoord> cell_coord;
   std::vector<std::uint32_t> table;
+  /// When the lattice has at most about one cell per point: lattice cell (x fastest) -> cell
+  /// index, replacing the hash table.
+  std::vector<std::uint32_t> dense;
   std::uint64_t table_mask = 0;
   std::array<std::int64_t, Dim> dims{};
 };
