@@ -154,23 +154,41 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
+  /// Counts use symmetry: each pair is found once (half stencil) and counted for both points, in
+  /// per-thread arrays indexed by sorted position (neighbors are close in memory), summed at the
+  /// end. Half the distance tests of a full-stencil count.
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
     const Search search{band_for(radius), radius * radius};
+    const std::size_t n = layout_.size();
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-#pragma omp parallel num_threads(this->context_.threads)
+    const int threads = this->context_.threads;
+    std::vector<std::vector<index_t>> partial(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
     {
+      std::vector<index_t>& local = partial[static_cast<std::size_t>(thread_id())];
+      local.assign(n, 0);
       Gathered<Dim> g;
       Buffer<std::uint32_t> found;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          gather_full_stencil(c, g);
-          std::uint32_t* ids = found.reserve_more(g.size + kFilterSlack);
-          for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-            counts[layout_.order[s]] = search_point(s, g, 0, search, ids);
+          const std::uint32_t own = gather_half_stencil(c, g, /*positions=*/true);
+          std::uint32_t* positions = found.reserve_more(g.size + kFilterSlack);
+          for (std::uint32_t p = 0; p < own; ++p) {
+            const std::uint32_t s = layout_.cell_start[c] + p;
+            const std::uint32_t count = search_point<true>(s, g, p + 1, search, positions);
+            local[s] += count;
+            for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
           }
         }
       }
+    }
+    const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      index_t total = 0;
+      for (const auto& local : partial) total += local[s];
+      counts[layout_.order[s]] = total;
     }
   }
 
@@ -240,9 +258,13 @@ class CellList final : public EngineBase<Dim, T> {
     {
       Gathered<Dim> g;
       Buffer<std::uint32_t> ids_buffer;
+      double found_per_point = 16.0;  // running estimate, sizes each block's buffer up front
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         Buffer<Pair>& out = found[b];
+        const std::uint32_t block_points =
+            layout_.cell_start[blocks_[b + 1]] - layout_.cell_start[blocks_[b]];
+        out.reserve_more(static_cast<std::size_t>(found_per_point * 1.1 * block_points) + 64);
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
           const std::uint32_t own = gather_half_stencil(c, g);
           std::uint32_t* ids = ids_buffer.reserve_more(g.size + kFilterSlack);
@@ -257,6 +279,8 @@ class CellList final : public EngineBase<Dim, T> {
             out.grow(count);
           }
         }
+        found_per_point =
+            static_cast<double>(out.size()) / std::max<std::uint32_t>(block_points, 1);
       }
     }
     PairList list;
@@ -312,9 +336,11 @@ class CellList final : public EngineBase<Dim, T> {
     return make_float_band(radius, extent, Dim);
   }
 
-  /// Writes to `found` the original indices of the neighbors of sorted point s among gathered
-  /// candidates [from, g.size); `found` needs room for g.size - from + kFilterSlack. Returns how
-  /// many. Borderline candidates are re-decided with the double rule.
+  /// Writes to `found` the ids (original indices, or sorted positions when `kPositions`) of the
+  /// neighbors of sorted point s among gathered candidates [from, g.size); `found` needs room for
+  /// g.size - from + kFilterSlack. Returns how many. Borderline candidates are re-decided with
+  /// the double rule.
+  template <bool kPositions = false>
   std::uint32_t search_point(std::uint32_t s, Gathered<Dim>& g, std::uint32_t from,
                              const Search& search, std::uint32_t* found) const {
     std::array<float, Dim> query;
@@ -322,37 +348,40 @@ class CellList final : public EngineBase<Dim, T> {
     const index_t self = layout_.order[s];
     g.border.clear();
     FilterOutput out{found, g.border.reserve_more(g.size + kFilterSlack)};
-    filter_(g.view(), from, static_cast<std::uint32_t>(g.size), query, search.band, self, out);
+    filter_(g.view(), from, static_cast<std::uint32_t>(g.size), query, search.band,
+            kPositions ? s : self, out);
     auto count = static_cast<std::uint32_t>(out.sure_count);
     for (std::size_t k = 0; k < out.border_count; ++k) {
-      if (distance_squared(this->context_.points, self, out.border[k]) <= search.r2) {
+      const index_t other = kPositions ? layout_.order[out.border[k]] : out.border[k];
+      if (distance_squared(this->context_.points, self, other) <= search.r2) {
         found[count++] = out.border[k];
       }
     }
     return count;
   }
 
-  /// Copies the points of `ranges` into `g`, after the `keep` candidates already there.
-  void gather(std::span<const Range> ranges, Gathered<Dim>& g, std::size_t keep) const {
-    std::size_t total = keep;
+  /// Copies the points of `ranges` into `g`, with their original indices as ids, or with their
+  /// sorted positions when `positions` is set. Plain loops: the runs are short (a few cells).
+  void gather(std::span<const Range> ranges, Gathered<Dim>& g, bool positions) const {
+    std::size_t total = 0;
     for (const Range& q : ranges) total += q.end - q.begin;
+    std::array<float*, Dim> axis;
     for (int k = 0; k < Dim; ++k) {
       g.axis[k].clear();
-      g.axis[k].reserve_more(total + kFilterSlack);
-      g.axis[k].grow(keep);
+      axis[k] = g.axis[k].reserve_more(total + kFilterSlack);
     }
     g.ids.clear();
-    g.ids.reserve_more(total + kFilterSlack);
-    g.ids.grow(keep);
-    std::size_t at = keep;
+    std::uint32_t* ids = g.ids.reserve_more(total + kFilterSlack);
+    std::size_t at = 0;
     for (const Range& q : ranges) {
-      const std::size_t length = q.end - q.begin;
       for (int k = 0; k < Dim; ++k) {
-        std::memcpy(g.axis[k].data() + at, layout_.axis[k].data() + q.begin,
-                    length * sizeof(float));
+        const float* source = layout_.axis[k].data();
+        for (std::uint32_t j = q.begin; j < q.end; ++j) axis[k][at + j - q.begin] = source[j];
       }
-      std::memcpy(g.ids.data() + at, layout_.order.data() + q.begin, length * sizeof(index_t));
-      at += length;
+      for (std::uint32_t j = q.begin; j < q.end; ++j) {
+        ids[at + j - q.begin] = positions ? j : layout_.order[j];
+      }
+      at += q.end - q.begin;
     }
     g.size = total;
   }
@@ -360,18 +389,19 @@ class CellList final : public EngineBase<Dim, T> {
   void gather_full_stencil(std::uint32_t c, Gathered<Dim>& g) const {
     std::array<Range, kStencil> ranges;
     const int count = stencil_ranges(cell_of(c), kNoExclusion, ranges);
-    gather(std::span<const Range>(ranges.data(), count), g, 0);
+    gather(std::span<const Range>(ranges.data(), count), g, false);
   }
 
   /// Gathers cell c itself first, then the stencil cells after it in memory order, so each pair
   /// of cells is visited once. Returns the number of points of cell c.
-  std::uint32_t gather_half_stencil(std::uint32_t c, Gathered<Dim>& g) const {
+  std::uint32_t gather_half_stencil(std::uint32_t c, Gathered<Dim>& g,
+                                    bool positions = false) const {
     std::array<Range, kStencil + 1> ranges;
     ranges[0] = Range{layout_.cell_start[c], layout_.cell_start[c + 1]};
     std::array<Range, kStencil> after;
     const int count = stencil_ranges(cell_of(c), c, after);
     std::copy(after.begin(), after.begin() + count, ranges.begin() + 1);
-    gather(std::span<const Range>(ranges.data(), count + 1), g, 0);
+    gather(std::span<const Range>(ranges.data(), count + 1), g, positions);
     return ranges[0].end - ranges[0].begin;
   }
 
