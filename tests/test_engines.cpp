@@ -9,12 +9,13 @@
 
 #include "check_against_oracle.hpp"
 #include "datasets.hpp"
+#include "engine_cases.hpp"
 
 namespace {
 
 using spatialhash::Engine;
 
-class EngineTest : public ::testing::TestWithParam<Engine> {
+class EngineTest : public ::testing::TestWithParam<spatialhash::Options> {
  protected:
   /// Runs `check` for every dimension and coordinate type.
   template <class Make>
@@ -83,6 +84,11 @@ TEST_P(EngineTest, EmptyAndSinglePoint) {
   for_all([]<int D>() { return datasets::Dataset{"empty", {}, 1.0}; });
   for_all([]<int D>() { return datasets::uniform<D>(1, 10.0, 1.0, 14); });
 }
+TEST_P(EngineTest, ManyBlocksOnAllThreads) {
+  // Large enough for several parallel work blocks and threaded builds (default: all cores).
+  for_all([]<int D>() { return datasets::uniform<D>(9000, D == 2 ? 40.0 : 20.0, 1.0, 15); });
+  for_all([]<int D>() { return datasets::clustered<D>(9000, 0.3, 16); });
+}
 TEST_P(EngineTest, RandomizedSeedsAndRadii) {
   // Property test: many seeds, radii from tiny to larger than the box.
   for (std::uint64_t seed = 100; seed < 112; ++seed) {
@@ -96,11 +102,7 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
   }
 }
 
-std::string engine_label(const ::testing::TestParamInfo<Engine>& info) {
-  return std::string(spatialhash::engine_name(info.param));
-}
-
-INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(spatialhash::all_engines()),
-                         engine_label);
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),
+                         engine_case_label);
 
 }  // namespace

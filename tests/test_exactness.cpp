@@ -9,6 +9,7 @@
 #include "../src/float_band.hpp"
 #include "../src/simd/range_filter.hpp"
 #include "check_against_oracle.hpp"
+#include "engine_cases.hpp"
 
 namespace {
 
@@ -49,11 +50,12 @@ datasets::Dataset border_lattice(double r, double base) {
   return d;
 }
 
-class Exactness : public ::testing::TestWithParam<Engine> {
+class Exactness : public ::testing::TestWithParam<spatialhash::Options> {
  protected:
   template <int Dim, class T>
   void run(const datasets::Dataset& d) {
-    SCOPED_TRACE(d.name + " dim=" + std::to_string(Dim) + (std::is_same_v<T, float> ? " float" : " double"));
+    SCOPED_TRACE(d.name + " dim=" + std::to_string(Dim) +
+                 (std::is_same_v<T, float> ? " float" : " double"));
     check_against_oracle<Dim, T>(GetParam(), d);
   }
 };
@@ -80,10 +82,8 @@ TEST_P(Exactness, PointsOnCellBordersAtLargeOffsets) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllEngines, Exactness, ::testing::ValuesIn(spatialhash::all_engines()),
-                         [](const auto& info) {
-                           return std::string(spatialhash::engine_name(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(AllEngines, Exactness, ::testing::ValuesIn(engine_cases()),
+                         engine_case_label);
 
 /// Runs a range filter and checks its verdicts against the double rule on the same float data.
 template <int Dim>

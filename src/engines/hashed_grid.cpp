@@ -1,12 +1,230 @@
-// PLACEHOLDER: replaced by the real engine.
+// Hashed grid (Müller, "Blazing Fast Neighbor Search with Spatial Hashing", and the flat-array
+// layout of seed 004): the unbounded cell lattice is folded into a table of
+// bit_ceil(max(n, 1)) slots by hash = XOR of cell coordinates times large primes, masked; the
+// points are counting-sorted by slot (count, prefix sums, fill), so the points of slot s are
+// sorted_ids[slot_start[s] .. slot_start[s+1]). Memory is O(n) whatever the extent of the points.
+//
+// Two invariants make it exact:
+//  - A slot may hold points of other, colliding cells; the exact distance test rejects them (a
+//    true neighbor's cell is always one of the 3^Dim scanned, so its slot is always scanned).
+//  - Two of the 3^Dim cells around a point may hash to the same slot; each slot is scanned once
+//    per query (deduplicated in a small fixed array), otherwise its points would be reported
+//    twice.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
 #include "../engine_base.hpp"
+#include "../exact.hpp"
+#include "grid_lists.hpp"
 
 namespace spatialhash::detail {
+namespace {
+
+/// Müller's primes (92837111, 689287499, 283923481). Products wrap modulo 2^64 (unsigned, so
+/// well defined for negative cells); odd multipliers keep the low bits, the ones the mask keeps,
+/// a bijection of each coordinate's low bits.
+template <int Dim>
+std::uint64_t hash_cell(const Cell<Dim>& c) {
+  std::uint64_t h = static_cast<std::uint64_t>(c[0]) * 92837111u;
+  h ^= static_cast<std::uint64_t>(c[1]) * 689287499u;
+  if constexpr (Dim == 3) h ^= static_cast<std::uint64_t>(c[2]) * 283923481u;
+  return h;
+}
+
+/// The 3^Dim offsets of a cell's neighborhood, itself included.
+template <int Dim>
+constexpr auto stencil_offsets() {
+  constexpr int kCount = Dim == 2 ? 9 : 27;
+  std::array<Cell<Dim>, kCount> offsets{};
+  for (int t = 0; t < kCount; ++t) {
+    int rest = t;
+    for (int k = 0; k < Dim; ++k, rest /= 3) offsets[t][k] = rest % 3 - 1;
+  }
+  return offsets;
+}
+
+template <int Dim, class T>
+class HashedGrid final : public EngineBase<Dim, T> {
+ public:
+  using Base = EngineBase<Dim, T>;
+  using typename Base::Position;
+
+  explicit HashedGrid(const Context<Dim, T>& context) : Base(context), table_(build(context)) {}
+
+  Engine kind() const override { return Engine::hashed_grid; }
+
+  void update(const Context<Dim, T>& context) override {
+    Table fresh = build(context);  // may throw: nothing changed yet
+    table_ = std::move(fresh);
+    this->context_ = context;
+  }
+
+  /// Each pair once: the point at sorted position a pairs with positions b > a of its deduplicated
+  /// neighbor slots (the relation is symmetric, so the other point of the pair skips it).
+  void pairs(double radius, PairSink& sink) const override {
+    const double r2 = radius * radius;
+    const auto sorted = sorted_view();
+    const std::size_t n = sorted.size();
+    Cell<Dim> cell{};
+    Slots slots{};
+    for (std::size_t a = 0; a < n; ++a) {
+      const Cell<Dim> c = this->context_.grid.cell_of(sorted, a);
+      if (a == 0 || c != cell) {  // points of one cell often follow each other in a slot
+        cell = c;
+        slots = slots_around(c);
+      }
+      const index_t i = table_.sorted_ids[a];
+      for (int s = 0; s < slots.count; ++s) {
+        for (std::size_t b = std::max<std::size_t>(slots.ranges[s].begin, a + 1);
+             b < slots.ranges[s].end; ++b) {
+          const double d2 = distance_squared(sorted, a, b);
+          if (d2 <= r2) {
+            const index_t j = table_.sorted_ids[b];
+            sink.push(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
+          }
+        }
+      }
+    }
+  }
+
+  void ball(const Position& center, double radius, HitSink& sink) const override {
+    Cell<Dim> c;
+    if (!this->context_.grid.cell_of_position(center, c)) return;  // too far out for neighbors
+    const double r2 = radius * radius;
+    const auto sorted = sorted_view();
+    const Slots slots = slots_around(c);
+    for (int s = 0; s < slots.count; ++s) {
+      for (std::size_t b = slots.ranges[s].begin; b < slots.ranges[s].end; ++b) {
+        const double d2 = distance_squared(sorted, b, center);
+        if (d2 <= r2) sink.push({table_.sorted_ids[b], d2});
+      }
+    }
+  }
+
+  void neighbor_counts(double radius, std::span<index_t> counts) const override {
+    grid_neighbor_counts(std::span<const index_t>(table_.sorted_ids), counts,
+                         this->context_.threads, neighbor_visitor(radius));
+  }
+
+  NeighborLists neighbor_lists(double radius, bool with_distances) const override {
+    return grid_neighbor_lists(std::span<const index_t>(table_.sorted_ids), with_distances,
+                               this->context_.threads, neighbor_visitor(radius));
+  }
+
+ private:
+  static constexpr auto kStencil = stencil_offsets<Dim>();
+  static constexpr int kMaxSlots = static_cast<int>(kStencil.size());
+
+  /// Positions [begin, end) of the sorted order.
+  struct Range {
+    index_t begin = 0;
+    index_t end = 0;
+  };
+  /// The distinct non-empty slots of a neighborhood, as ranges; only the first `count` are used.
+  struct Slots {
+    std::array<Range, kMaxSlots> ranges{};
+    int count = 0;
+  };
+
+  /// The counting-sorted table; built whole before it replaces the previous one.
+  struct Table {
+    std::uint64_t mask = 0;           ///< table size - 1 (the size is a power of two)
+    std::vector<index_t> slot_start;  ///< table size + 1 entries, slot_start[size] = n
+    std::vector<index_t> sorted_ids;  ///< point ids ordered by slot (ascending within a slot)
+    std::vector<T> sorted_coords;     ///< their coordinates in the same order, Dim per point
+  };
+
+  static Table build(const Context<Dim, T>& context) {
+    const auto& points = context.points;
+    const std::size_t n = points.size();
+    const std::size_t size = std::bit_ceil(std::max<std::size_t>(n, 1));
+    Table t;
+    t.mask = size - 1;
+    // n < 2^32 - 1, so size <= 2^32 and every slot fits in 32 bits.
+    std::vector<std::uint32_t> slot_of_point(n);
+    const auto sn = static_cast<std::int64_t>(n);
+#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
+    for (std::int64_t i = 0; i < sn; ++i) {
+      const auto c = context.grid.cell_of(points, static_cast<std::size_t>(i));
+      slot_of_point[i] = static_cast<std::uint32_t>(hash_cell<Dim>(c) & t.mask);
+    }
+    // Count, inclusive prefix sums (slot_start[s] = end of slot s), fill backwards by
+    // decrementing: afterwards slot_start[s] = start of slot s, ids ascending within a slot.
+    t.slot_start.assign(size + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) ++t.slot_start[slot_of_point[i]];
+    index_t running = 0;
+    for (index_t& entry : t.slot_start) entry = running += entry;
+    t.sorted_ids.resize(n);
+    for (std::size_t i = n; i-- > 0;) t.sorted_ids[--t.slot_start[slot_of_point[i]]] = index_t(i);
+    t.sorted_coords.resize(n * Dim);
+#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
+    for (std::int64_t a = 0; a < sn; ++a) {
+      const T* from = points.data + t.sorted_ids[a] * points.stride;
+      std::copy(from, from + Dim, t.sorted_coords.begin() + a * Dim);
+    }
+    return t;
+  }
+
+  /// The points in sorted order: the same coordinate values (copied, not converted), so
+  /// distance_squared on them is bit for bit the rule on the caller's points.
+  PointsView<Dim, T> sorted_view() const {
+    return PointsView<Dim, T>(table_.sorted_coords.data(), table_.sorted_ids.size());
+  }
+
+  /// The distinct non-empty slots of the 3^Dim cells around c. Cells are at most 2^30 from the
+  /// origin (grid_geometry.hpp), so c + offset cannot overflow.
+  Slots slots_around(const Cell<Dim>& c) const {
+    Slots slots;
+    std::array<std::uint64_t, kMaxSlots> seen;
+    int seen_count = 0;
+    for (const Cell<Dim>& offset : kStencil) {
+      Cell<Dim> neighbor;
+      for (int k = 0; k < Dim; ++k) neighbor[k] = c[k] + offset[k];
+      const std::uint64_t slot = hash_cell<Dim>(neighbor) & table_.mask;
+      const Range range{table_.slot_start[slot], table_.slot_start[slot + 1]};
+      if (range.begin == range.end) continue;
+      if (std::find(seen.begin(), seen.begin() + seen_count, slot) != seen.begin() + seen_count) {
+        continue;  // two neighbor cells share this slot: scan it once
+      }
+      seen[seen_count++] = slot;
+      slots.ranges[slots.count++] = range;
+    }
+    return slots;
+  }
+
+  /// Full-stencil search for the parallel lists: every neighbor of sorted position a but itself.
+  /// Keeps the slots of the last cell (each thread has its own copy, see grid_lists.hpp).
+  auto neighbor_visitor(double radius) const {
+    return [this, r2 = radius * radius, sorted = sorted_view(), cell = Cell<Dim>{}, slots = Slots{},
+            cached = false](std::int64_t a, auto&& emit) mutable {
+      const auto self = static_cast<std::size_t>(a);
+      const Cell<Dim> c = this->context_.grid.cell_of(sorted, self);
+      if (!cached || c != cell) {
+        cell = c;
+        slots = slots_around(c);
+        cached = true;
+      }
+      for (int s = 0; s < slots.count; ++s) {
+        for (std::size_t b = slots.ranges[s].begin; b < slots.ranges[s].end; ++b) {
+          if (b == self) continue;
+          const double d2 = distance_squared(sorted, self, b);
+          if (d2 <= r2) emit(table_.sorted_ids[b], d2);
+        }
+      }
+    };
+  }
+
+  Table table_;
+};
+
+}  // namespace
 
 template <int Dim, class T>
 std::unique_ptr<EngineBase<Dim, T>> make_hashed_grid(const Context<Dim, T>& context) {
-  (void)context;
-  throw InvalidArgument("spatialhash: engine hashed_grid is not built yet");  // PLACEHOLDER
+  return std::make_unique<HashedGrid<Dim, T>>(context);
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T) \

@@ -1,0 +1,147 @@
+// TypedIndex<Dim, T>: AnyIndex implemented by forwarding to spatialhash::Index<Dim, T>, plus the
+// per-position-radius ball queries that Index has no array form for.
+#include "any_index.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <string>
+
+namespace spatialhash::python {
+
+namespace {
+
+template <int Dim, class T>
+class TypedIndex final : public AnyIndex {
+ public:
+  TypedIndex(std::span<const T> coords, double radius, Options options)
+      : index_(coords, radius, options) {}
+
+  int dim() const override { return Dim; }
+  std::size_t size() const override { return index_.size(); }
+  double radius() const override { return index_.radius(); }
+  Engine engine() const override { return index_.engine(); }
+  int threads() const override { return index_.threads(); }
+
+  PairList pairs(const ListOptions& options) const override { return index_.pairs(options); }
+  NeighborLists neighbor_lists(const ListOptions& options) const override {
+    return index_.neighbor_lists(options);
+  }
+  std::vector<index_t> neighbor_counts(double radius) const override {
+    return index_.neighbor_counts(radius);
+  }
+
+  NeighborLists cross(std::span<const double> queries, const ListOptions& options) const override {
+    return index_.cross(interleaved<Dim, double>(queries), options);
+  }
+
+  NeighborLists balls(std::span<const double> queries, std::span<const double> radii,
+                      bool sorted) const override {
+    const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
+    check_balls(positions, radii);
+    const auto m = static_cast<std::int64_t>(positions.size());
+    std::vector<std::vector<index_t>> rows(positions.size());
+    // Exceptions must not leave an OpenMP region: keep the first, rethrow after it.
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads())
+    for (std::int64_t q = 0; q < m; ++q) {
+      try {
+        typename Index<Dim, T>::Position center;
+        for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
+        rows[q] = index_.ball(center, radii[q], sorted);
+      } catch (...) {
+#pragma omp critical(spatialhash_python_balls)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    NeighborLists lists;
+    lists.offsets.assign(rows.size() + 1, 0);
+    for (std::size_t q = 0; q < rows.size(); ++q) {
+      lists.offsets[q + 1] = lists.offsets[q] + rows[q].size();
+    }
+    lists.indices.reserve(lists.offsets.back());
+    for (const auto& row : rows) lists.indices.insert(lists.indices.end(), row.begin(), row.end());
+    return lists;
+  }
+
+  std::vector<index_t> ball_counts(std::span<const double> queries,
+                                   std::span<const double> radii) const override {
+    const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
+    check_balls(positions, radii);
+    const auto m = static_cast<std::int64_t>(positions.size());
+    std::vector<index_t> counts(positions.size());
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads())
+    for (std::int64_t q = 0; q < m; ++q) {
+      try {
+        typename Index<Dim, T>::Position center;
+        for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
+        index_t count = 0;
+        index_.for_each_in_ball_batch(center, radii[q], [&](std::span<const Hit> batch) {
+          count += static_cast<index_t>(batch.size());
+        });
+        counts[q] = count;
+      } catch (...) {
+#pragma omp critical(spatialhash_python_balls)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    return counts;
+  }
+
+  void update(Coords coords) override {
+    const auto* mine = std::get_if<std::span<const T>>(&coords);
+    if (mine == nullptr) {
+      throw InvalidArgument("spatialhash: update() needs coordinates of the index's precision");
+    }
+    index_.update(*mine);
+  }
+
+ private:
+  /// Names the first bad position or radius before any search starts.
+  void check_balls(const PointsView<Dim, double>& positions, std::span<const double> radii) const {
+    if (radii.size() != positions.size()) {
+      throw InvalidArgument("spatialhash: " + std::to_string(radii.size()) + " radii for " +
+                            std::to_string(positions.size()) + " query positions");
+    }
+    for (std::size_t q = 0; q < positions.size(); ++q) {
+      for (int k = 0; k < Dim; ++k) {
+        if (!std::isfinite(positions.coord(q, k))) {
+          throw InvalidArgument("spatialhash: query position " + std::to_string(q) +
+                                " has a non-finite coordinate " + std::to_string(k));
+        }
+      }
+      const double r = radii[q];
+      if (!std::isfinite(r) || !(r > 0.0)) {
+        throw InvalidArgument("spatialhash: radius of query position " + std::to_string(q) +
+                              " must be finite and > 0, got " + std::to_string(r));
+      }
+      if (r > index_.radius()) {
+        throw InvalidArgument("spatialhash: radius " + std::to_string(r) + " of query position " +
+                              std::to_string(q) + " exceeds the index radius " +
+                              std::to_string(index_.radius()));
+      }
+    }
+  }
+
+  Index<Dim, T> index_;
+};
+
+template <class T>
+std::unique_ptr<AnyIndex> make_typed(int dim, std::span<const T> coords, double radius,
+                                     Options options) {
+  if (dim == 2) return std::make_unique<TypedIndex<2, T>>(coords, radius, options);
+  if (dim == 3) return std::make_unique<TypedIndex<3, T>>(coords, radius, options);
+  throw InvalidArgument("spatialhash: points must have 2 or 3 coordinates, got " +
+                        std::to_string(dim));
+}
+
+}  // namespace
+
+std::unique_ptr<AnyIndex> make_any_index(int dim, Coords coords, double radius, Options options) {
+  return std::visit([&](auto span) { return make_typed(dim, span, radius, options); }, coords);
+}
+
+}  // namespace spatialhash::python

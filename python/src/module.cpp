@@ -1,0 +1,41 @@
+// The extension module spatialhash._core: error translation, engine names, the Index type.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "numpy_out.hpp"
+#include "py_index.hpp"
+#include "spatialhash/types.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_core, module) {
+  module.doc() = "spatialhash C++ core (use the spatialhash package, not this module directly)";
+
+  // Every bad input the library reports is a ValueError in Python.
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const spatialhash::InvalidArgument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  module.def(
+      "engine_names",
+      [] {
+        std::vector<std::string> names{
+            std::string(spatialhash::engine_name(spatialhash::Engine::automatic))};
+        for (spatialhash::Engine e : spatialhash::all_engines()) {
+          names.emplace_back(spatialhash::engine_name(e));
+        }
+        return names;
+      },
+      "Names accepted by Index(engine=...), 'automatic' first.");
+  module.def("split_rows", &spatialhash::python::split_rows, py::arg("offsets"), py::arg("indices"),
+             "Object array of lists, one per CSR row.");
+
+  spatialhash::python::bind_index(module);
+}

@@ -1,0 +1,92 @@
+// Result conversions (see numpy_out.hpp).
+#include "numpy_out.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace spatialhash::python {
+
+namespace {
+
+/// Below this many elements a conversion loop is not worth waking threads for.
+constexpr std::int64_t kParallelThreshold = 1 << 16;
+
+/// A 1-D NumPy array over the memory of `values`, which moves into a capsule that the array
+/// keeps alive: the data is never copied.
+template <class Out, class In>
+py::array_t<Out> adopt(std::vector<In>&& values) {
+  static_assert(sizeof(Out) == sizeof(In), "adopt() reinterprets elements of the same size");
+  if (values.empty()) return py::array_t<Out>(std::vector<py::ssize_t>{0});
+  auto owner = std::make_unique<std::vector<In>>(std::move(values));
+  const auto size = static_cast<py::ssize_t>(owner->size());
+  const auto* data = reinterpret_cast<const Out*>(owner->data());
+  py::capsule base(owner.get(), [](void* p) { delete static_cast<std::vector<In>*>(p); });
+  owner.release();  // the capsule owns the vector from here on
+  return py::array_t<Out>(std::vector<py::ssize_t>{size}, data, base);
+}
+
+}  // namespace
+
+py::array_t<std::int64_t> pairs_to_numpy(const std::vector<Pair>& pairs, int threads) {
+  const auto m = static_cast<std::int64_t>(pairs.size());
+  py::array_t<std::int64_t> out(std::vector<py::ssize_t>{m, 2});
+  std::int64_t* dst = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+#pragma omp parallel for schedule(static) num_threads(threads) if (m > kParallelThreshold)
+    for (std::int64_t k = 0; k < m; ++k) {
+      dst[2 * k] = pairs[k].first;
+      dst[2 * k + 1] = pairs[k].second;
+    }
+  }
+  return out;
+}
+
+py::array_t<std::int64_t> indices_to_numpy(const std::vector<index_t>& indices, int threads) {
+  const auto m = static_cast<std::int64_t>(indices.size());
+  py::array_t<std::int64_t> out(std::vector<py::ssize_t>{m});
+  std::int64_t* dst = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+#pragma omp parallel for schedule(static) num_threads(threads) if (m > kParallelThreshold)
+    for (std::int64_t k = 0; k < m; ++k) dst[k] = indices[k];
+  }
+  return out;
+}
+
+py::array_t<std::int64_t> offsets_to_numpy(std::vector<std::size_t>&& offsets) {
+  // Offsets count results held in memory, so they are far below 2^63: same bits as int64.
+  return adopt<std::int64_t>(std::move(offsets));
+}
+
+py::array_t<double> doubles_to_numpy(std::vector<double>&& values) {
+  return adopt<double>(std::move(values));
+}
+
+py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offsets,
+                     const py::array_t<std::int64_t, py::array::c_style>& indices) {
+  if (offsets.ndim() != 1 || offsets.size() < 1 || indices.ndim() != 1) {
+    throw py::value_error("split_rows: offsets must be 1-D and non-empty, indices 1-D");
+  }
+  const std::int64_t* off = offsets.data();
+  const std::int64_t* idx = indices.data();
+  const auto rows = static_cast<py::ssize_t>(offsets.size() - 1);
+  for (py::ssize_t q = 0; q <= rows; ++q) {
+    const bool bad = off[q] < 0 || off[q] > indices.size() || (q > 0 && off[q] < off[q - 1]);
+    if (bad) throw py::value_error("split_rows: offset " + std::to_string(q) + " is out of order");
+  }
+  py::array out(py::dtype("O"), std::vector<py::ssize_t>{rows});
+  auto** slots = static_cast<PyObject**>(out.mutable_data());
+  for (py::ssize_t q = 0; q < rows; ++q) {
+    py::list row(static_cast<std::size_t>(off[q + 1] - off[q]));
+    for (std::int64_t k = off[q]; k < off[q + 1]; ++k) {
+      PyList_SET_ITEM(row.ptr(), k - off[q], py::int_(idx[k]).release().ptr());
+    }
+    Py_XDECREF(slots[q]);  // NumPy fills new object arrays with None (or NULL)
+    slots[q] = row.release().ptr();
+  }
+  return out;
+}
+
+}  // namespace spatialhash::python

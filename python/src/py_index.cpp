@@ -1,0 +1,227 @@
+// spatialhash._core.Index: the thin layer between NumPy arrays and AnyIndex. Argument policy
+// (conversions, defaults, SciPy-compatible signatures) lives in the Python package; this layer
+// checks what it is handed, releases the GIL around every search and converts the results.
+#include "py_index.hpp"
+
+#include <pybind11/numpy.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+
+#include "any_index.hpp"
+#include "numpy_out.hpp"
+
+namespace spatialhash::python {
+
+namespace {
+
+using QueryArray = py::array_t<double, py::array::c_style>;
+
+/// The most threads an index may ask for: far above any real machine, low enough that a typo
+/// cannot make the OpenMP runtime try to start millions of threads.
+constexpr int kMaxThreads = 1024;
+
+/// Interleaved coordinates of a C-contiguous, aligned (n, 2) or (n, 3) float32/float64 array.
+Coords coords_of(const py::array& points) {
+  const bool single = py::isinstance<py::array_t<float>>(points);
+  if (!single && !py::isinstance<py::array_t<double>>(points)) {
+    throw py::type_error("points must be a float32 or float64 array, got dtype " +
+                         py::str(points.dtype()).cast<std::string>());
+  }
+  if (points.ndim() != 2 || (points.shape(1) != 2 && points.shape(1) != 3)) {
+    throw py::value_error("points must have shape (n, 2) or (n, 3), got " +
+                          py::str(points.attr("shape")).cast<std::string>());
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(points.data());
+  if (!(points.flags() & py::array::c_style) || address % points.itemsize() != 0) {
+    throw py::value_error("points must be a C-contiguous, aligned array");
+  }
+  const auto count = static_cast<std::size_t>(points.size());
+  if (single) return std::span<const float>(static_cast<const float*>(points.data()), count);
+  return std::span<const double>(static_cast<const double*>(points.data()), count);
+}
+
+/// Query positions as interleaved doubles, checked against the index dimension.
+std::span<const double> positions_of(const QueryArray& queries, int dim) {
+  if (queries.ndim() != 2 || queries.shape(1) != dim) {
+    throw py::value_error("query positions must have shape (m, " + std::to_string(dim) + "), got " +
+                          py::str(queries.attr("shape")).cast<std::string>());
+  }
+  return {queries.data(), static_cast<std::size_t>(queries.size())};
+}
+
+py::object distances_or_none(std::vector<double>&& distances, bool wanted) {
+  if (!wanted) return py::none();
+  return doubles_to_numpy(std::move(distances));
+}
+
+/// List options set by name (the struct may grow fields; the rest keep their defaults).
+ListOptions list_options(double radius, bool sorted, bool with_distances) {
+  ListOptions options;
+  options.radius = radius;
+  options.sorted = sorted;
+  options.with_distances = with_distances;
+  return options;
+}
+
+/// (offsets, indices, distances or None) of CSR lists.
+py::tuple csr_to_numpy(NeighborLists&& lists, bool with_distances, int threads) {
+  auto indices = indices_to_numpy(lists.indices, threads);
+  return py::make_tuple(offsets_to_numpy(std::move(lists.offsets)), indices,
+                        distances_or_none(std::move(lists.distances), with_distances));
+}
+
+class PyIndex {
+ private:
+  /// Runs a search without the GIL, excluded from concurrent update() calls.
+  template <class F>
+  auto search(F&& run) const {
+    py::gil_scoped_release nogil;
+    std::shared_lock lock(mutex_);
+    return run(*index_);
+  }
+
+ public:
+  PyIndex(py::array points, double radius, const std::string& engine, int threads)
+      : points_(std::move(points)) {
+    const Coords coords = coords_of(points_);
+    if (threads < 0 || threads > kMaxThreads) {
+      throw py::value_error("threads must be between 0 (all cores) and " +
+                            std::to_string(kMaxThreads) + ", got " + std::to_string(threads));
+    }
+    Options options;  // fields set by name: the struct may grow
+    options.engine = parse_engine(engine);
+    options.threads = threads;
+    const int dim = static_cast<int>(points_.shape(1));
+    {
+      py::gil_scoped_release nogil;
+      index_ = make_any_index(dim, coords, radius, options);
+    }
+    // update() keeps all of these, so they are read here once and never race with it.
+    dim_ = index_->dim();
+    size_ = index_->size();
+    radius_ = index_->radius();
+    engine_ = std::string(engine_name(index_->engine()));
+    threads_ = index_->threads();
+    single_ = std::holds_alternative<std::span<const float>>(coords);
+  }
+
+  int dim() const { return dim_; }
+  std::size_t size() const { return size_; }
+  double radius() const { return radius_; }
+  std::string engine() const { return engine_; }
+  int threads() const { return threads_; }
+  bool single_precision() const { return single_; }
+
+  py::tuple pairs(double radius, bool sorted, bool with_distances) const {
+    PairList list = search([&](const AnyIndex& index) {
+      return index.pairs(list_options(radius, sorted, with_distances));
+    });
+    auto pairs = pairs_to_numpy(list.pairs, threads());
+    return py::make_tuple(pairs, distances_or_none(std::move(list.distances), with_distances));
+  }
+
+  py::tuple neighbor_lists(double radius, bool sorted, bool with_distances) const {
+    NeighborLists lists = search([&](const AnyIndex& index) {
+      return index.neighbor_lists(list_options(radius, sorted, with_distances));
+    });
+    return csr_to_numpy(std::move(lists), with_distances, threads());
+  }
+
+  py::array_t<std::int64_t> neighbor_counts(double radius) const {
+    const std::vector<index_t> counts =
+        search([&](const AnyIndex& index) { return index.neighbor_counts(radius); });
+    return indices_to_numpy(counts, threads());
+  }
+
+  py::tuple cross(const QueryArray& queries, double radius, bool sorted,
+                  bool with_distances) const {
+    const std::span<const double> positions = positions_of(queries, dim());
+    NeighborLists lists = search([&](const AnyIndex& index) {
+      return index.cross(positions, list_options(radius, sorted, with_distances));
+    });
+    return csr_to_numpy(std::move(lists), with_distances, threads());
+  }
+
+  py::tuple balls(const QueryArray& queries, const QueryArray& radii, bool sorted) const {
+    const std::span<const double> positions = positions_of(queries, dim());
+    if (radii.ndim() != 1) throw py::value_error("radii must be a 1-D array");
+    const std::span<const double> r(radii.data(), static_cast<std::size_t>(radii.size()));
+    NeighborLists lists =
+        search([&](const AnyIndex& index) { return index.balls(positions, r, sorted); });
+    return csr_to_numpy(std::move(lists), false, threads());
+  }
+
+  py::array_t<std::int64_t> ball_counts(const QueryArray& queries, const QueryArray& radii) const {
+    const std::span<const double> positions = positions_of(queries, dim());
+    if (radii.ndim() != 1) throw py::value_error("radii must be a 1-D array");
+    const std::span<const double> r(radii.data(), static_cast<std::size_t>(radii.size()));
+    const std::vector<index_t> counts =
+        search([&](const AnyIndex& index) { return index.ball_counts(positions, r); });
+    return indices_to_numpy(counts, threads());
+  }
+
+  void update(py::array points) {
+    const Coords coords = coords_of(points);
+    if (points.shape(1) != dim()) {
+      throw py::value_error("update() needs points with " + std::to_string(dim()) +
+                            " coordinates, got " + std::to_string(points.shape(1)));
+    }
+    if (single_precision() != std::holds_alternative<std::span<const float>>(coords)) {
+      throw py::type_error("update() needs points of the dtype the index was built with");
+    }
+    {
+      py::gil_scoped_release nogil;
+      std::unique_lock lock(mutex_);
+      index_->update(coords);
+      // Swapping handles touches no reference count, so it needs no GIL; the old array is
+      // released when `points` goes out of scope, with the GIL held again.
+      std::swap(points_, points);
+    }
+  }
+
+ private:
+  py::array points_;  ///< the coordinates index_ borrows; kept alive here
+  int dim_ = 0;
+  std::size_t size_ = 0;
+  double radius_ = 0.0;
+  std::string engine_;
+  int threads_ = 1;
+  bool single_ = false;
+  std::unique_ptr<AnyIndex> index_;
+  mutable std::shared_mutex mutex_;  ///< searches share it, update() takes it alone
+};
+
+}  // namespace
+
+void bind_index(py::module_& module) {
+  py::class_<PyIndex>(module, "Index",
+                      "Low-level index over a C-contiguous float32/float64 (n, 2|3) array. Use "
+                      "spatialhash.Index, which converts input and offers SciPy-style methods.")
+      .def(py::init<py::array, double, const std::string&, int>(), py::arg("points"),
+           py::arg("radius"), py::arg("engine") = "automatic", py::arg("threads") = 0)
+      .def_property_readonly("dim", &PyIndex::dim)
+      .def_property_readonly("size", &PyIndex::size)
+      .def_property_readonly("radius", &PyIndex::radius)
+      .def_property_readonly("engine", &PyIndex::engine)
+      .def_property_readonly("threads", &PyIndex::threads)
+      .def_property_readonly("single_precision", &PyIndex::single_precision)
+      .def("pairs", &PyIndex::pairs, py::arg("radius"), py::arg("sorted"),
+           py::arg("with_distances"), "(pairs (m, 2) int64, distances float64 or None)")
+      .def("neighbor_lists", &PyIndex::neighbor_lists, py::arg("radius"), py::arg("sorted"),
+           py::arg("with_distances"), "(offsets int64, indices int64, distances or None)")
+      .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
+      .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
+           py::arg("with_distances"), "CSR neighbors of each query position, one radius")
+      .def("balls", &PyIndex::balls, py::arg("queries"), py::arg("radii"), py::arg("sorted"),
+           "CSR neighbors of each query position, one radius per position")
+      .def("ball_counts", &PyIndex::ball_counts, py::arg("queries"), py::arg("radii"),
+           "Number of neighbors of each query position, one radius per position")
+      .def("update", &PyIndex::update, py::arg("points"));
+}
+
+}  // namespace spatialhash::python

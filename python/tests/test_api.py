@@ -1,0 +1,229 @@
+"""The Python API itself: input handling (copies or not, kept alive), properties, return types,
+update(), threads, empty input, concurrent use from Python threads, and documentation."""
+
+import gc
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import oracle_np
+import spatialhash
+
+
+def sample(n=800, dim=3, dtype=np.float64, seed=0):
+    return np.random.default_rng([seed, dim]).random((n, dim)).astype(dtype)
+
+
+def pair_set(index, r=None):
+    return set(map(tuple, index.query_pairs(r).tolist()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_contiguous_float_input_is_not_copied(dtype):
+    points = sample(dtype=dtype)
+    index = spatialhash.Index(points, 0.1)
+    assert np.shares_memory(index.data, points)
+    assert index.data.dtype == dtype
+    assert not index.data.flags.writeable
+    assert points.flags.writeable  # the caller's array is left as it was
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda p: p.tolist(),
+        lambda p: np.asfortranarray(p),
+        lambda p: np.concatenate([p, p], axis=1)[:, ::2],
+        lambda p: (p * 1000).astype(np.int32),
+        lambda p: p.astype(np.float16),
+        lambda p: p.astype(">f8"),
+    ],
+    ids=["list", "fortran", "strided", "int32", "float16", "big-endian"],
+)
+def test_other_input_is_converted_once(convert):
+    original = sample(200)
+    given = convert(original)
+    index = spatialhash.Index(given, 100.0 if np.asarray(given).dtype.kind == "i" else 0.1)
+    reference = np.asarray(given, dtype=np.float64)
+    assert index.data.dtype == np.float64
+    assert index.data.flags.c_contiguous
+    np.testing.assert_array_equal(index.data, reference)
+    assert pair_set(index) == oracle_np.pairs(reference, index.radius)
+
+
+@pytest.mark.parametrize("make", [lambda: sample(), lambda: sample().tolist()], ids=["array", "list"])
+def test_points_are_kept_alive(make):
+    points = make()
+    expected = oracle_np.pairs(np.asarray(points, dtype=np.float64), 0.1)
+    index = spatialhash.Index(points, 0.1)
+    del points
+    gc.collect()
+    garbage = [np.full((800, 3), 1e6) for _ in range(20)]  # reuse the freed memory, if any
+    assert pair_set(index) == expected
+    del garbage
+
+
+def test_read_only_input_is_used_in_place():
+    points = sample(300)
+    points.flags.writeable = False
+    index = spatialhash.Index(points, 0.1)
+    assert np.shares_memory(index.data, points)
+    assert pair_set(index) == oracle_np.pairs(points, 0.1)
+
+
+def test_pickle_round_trip():
+    index = spatialhash.Index(sample(400, dim=2, dtype=np.float32), 0.05, threads=1)
+    copy = pickle.loads(pickle.dumps(index))
+    assert repr(copy) == repr(index)
+    assert np.array_equal(copy.data, index.data) and copy.data.dtype == np.float32
+    assert pair_set(copy) == pair_set(index)
+
+
+def test_properties_and_repr():
+    points = sample(dim=2, dtype=np.float32)
+    index = spatialhash.Index(points, 0.05, engine="brute_force", threads=1)
+    assert (index.n, index.m, len(index)) == (800, 2, 800)
+    assert index.radius == 0.05
+    assert index.engine == "brute_force"
+    assert index.threads == 1
+    assert repr(index) == (
+        "spatialhash.Index(n=800, dim=2, dtype=float32, radius=0.05, engine='brute_force', "
+        "threads=1)"
+    )
+    assert spatialhash.engines()[0] == "automatic"
+    assert "brute_force" in spatialhash.engines()
+    assert spatialhash.__version__
+
+
+def test_default_threads_use_all_cores():
+    assert spatialhash.Index(sample(), 0.1).threads >= 1
+    assert spatialhash.Index(sample(), 0.1, threads=-1).threads >= 1
+    assert spatialhash.Index(sample(), 0.1, threads=3).threads == 3
+
+
+def test_results_do_not_depend_on_threads():
+    points = sample(2000)
+    one = spatialhash.Index(points, 0.08, threads=1)
+    three = spatialhash.Index(points, 0.08, threads=3)
+    assert pair_set(one) == pair_set(three)
+    a, b = one.neighbor_lists(sort=True), three.neighbor_lists(sort=True)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert np.array_equal(one.count_neighbors_per_point(), three.count_neighbors_per_point())
+
+
+def test_return_types_follow_scipy():
+    index = spatialhash.Index(sample(), 0.1)
+    pairs = index.query_pairs()
+    assert isinstance(pairs, np.ndarray) and pairs.dtype == np.int64 and pairs.shape[1] == 2
+    as_set = index.query_pairs(output_type="set")
+    assert isinstance(as_set, set) and all(type(i) is int for pair in as_set for i in pair)
+    one = index.query_ball_point([0.5, 0.5, 0.5])
+    assert isinstance(one, list) and all(type(i) is int for i in one)
+    many = index.query_ball_point([[0.5, 0.5, 0.5], [0.1, 0.1, 0.1]])
+    assert many.dtype == object and many.shape == (2,) and isinstance(many[0], list)
+    assert many[0] == sorted(one)
+    lengths = index.query_ball_point([[0.5, 0.5, 0.5]] * 3, return_length=True)
+    assert lengths.dtype == np.int64 and lengths.tolist() == [len(one)] * 3
+    # Results are ordinary writable arrays the caller owns.
+    offsets, indices, distances = index.neighbor_lists(return_distances=True)
+    for array in (pairs, offsets, indices, distances):
+        assert array.flags.writeable
+        array[...] = 0
+
+
+def test_empty_and_tiny_inputs():
+    for dim in (2, 3):
+        empty = spatialhash.Index(np.empty((0, dim)), 1.0)
+        assert len(empty) == 0
+        assert empty.query_pairs().shape == (0, 2)
+        assert empty.query_pairs(output_type="set") == set()
+        offsets, indices = empty.neighbor_lists()
+        assert offsets.tolist() == [0] and indices.size == 0
+        assert empty.count_neighbors_per_point().shape == (0,)
+        assert empty.query_ball_point(np.zeros(dim)) == []
+        assert empty.query_ball_point(np.empty((0, dim))).shape == (0,)
+        assert empty.sparse_distance_matrix().shape == (0, 0)
+        single = spatialhash.Index(np.ones((1, dim)), 1.0)
+        assert single.query_pairs().shape == (0, 2)
+        assert single.query_ball_point(np.ones(dim)) == [0]
+
+
+def test_update_moves_points():
+    points = sample(600)
+    index = spatialhash.Index(points, 0.1)
+    moved = np.ascontiguousarray(points[::-1]) * 0.5
+    index.update(moved)
+    assert np.shares_memory(index.data, moved)
+    assert pair_set(index) == oracle_np.pairs(moved, 0.1)
+    index.update(moved.tolist())  # converted like the constructor's input
+    assert pair_set(index) == oracle_np.pairs(moved, 0.1)
+
+
+def test_concurrent_queries_from_python_threads():
+    points = sample(3000)
+    index = spatialhash.Index(points, 0.06, threads=1)
+    expected = pair_set(index)
+    expected_balls = [list(row) for row in index.query_ball_point(points[:200])]
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                results.append(pair_set(index) == expected)
+                balls = index.query_ball_point(points[:200])
+                results.append([list(row) for row in balls] == expected_balls)
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    workers = [threading.Thread(target=work) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not errors
+    assert len(results) == 24 and all(results)
+
+
+def test_update_while_other_threads_query():
+    points = sample(1500)
+    moved = np.ascontiguousarray(points + 0.25)
+    index = spatialhash.Index(points, 0.07)
+    before, after = oracle_np.pairs(points, 0.07), oracle_np.pairs(moved, 0.07)
+    seen, errors = [], []
+
+    def query():
+        try:
+            for _ in range(6):
+                seen.append(pair_set(index))
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    workers = [threading.Thread(target=query) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    index.update(moved)
+    for worker in workers:
+        worker.join()
+    assert not errors
+    assert all(result in (before, after) for result in seen)
+    assert pair_set(index) == after
+
+
+def test_help_documents_every_public_method():
+    text = spatialhash.Index.__doc__
+    assert "d2 <= r*r" in text and "ValueError" in text and "TypeError" in text
+    for name in (
+        "query_pairs",
+        "query_ball_point",
+        "sparse_distance_matrix",
+        "neighbor_lists",
+        "count_neighbors_per_point",
+        "pairs_with_distances",
+        "update",
+    ):
+        method = getattr(spatialhash.Index, name)
+        assert method.__doc__ and len(method.__doc__) > 80, name
+        assert "return" in method.__annotations__, name
+    assert spatialhash.__doc__ and "Index" in spatialhash.__doc__

@@ -1,0 +1,167 @@
+"""spatialhash against scipy.spatial.cKDTree and the NumPy brute force on random, clustered,
+lattice and duplicate-heavy data, 2D and 3D, float32 and float64. Radii are nudged away from
+every pair distance (oracle_np.radius_away_from_pairs) so cKDTree's rounding cannot differ."""
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+import oracle_np
+import spatialhash
+
+N = 1500
+RADIUS = {2: 0.05, 3: 0.12}
+
+CASES = [
+    (kind, dim, dtype)
+    for kind in oracle_np.DATASETS
+    for dim in (2, 3)
+    for dtype in (np.float32, np.float64)
+]
+
+
+def make_case(kind, dim, dtype, seed=0):
+    rng = np.random.default_rng([seed, dim, list(oracle_np.DATASETS).index(kind)])
+    points = oracle_np.DATASETS[kind](rng, N, dim).astype(dtype)
+    r = oracle_np.radius_away_from_pairs(points, RADIUS[dim])
+    return points, r
+
+
+def as_pair_set(array):
+    assert array.ndim == 2 and array.shape[1] == 2 and array.dtype == np.int64
+    assert np.all(array[:, 0] < array[:, 1])
+    result = set(map(tuple, array.tolist()))
+    assert len(result) == len(array), "a pair was reported twice"
+    return result
+
+
+@pytest.mark.parametrize("kind,dim,dtype", CASES)
+def test_query_pairs_matches_ckdtree(kind, dim, dtype):
+    points, r = make_case(kind, dim, dtype)
+    index = spatialhash.Index(points, r)
+    expected = cKDTree(points).query_pairs(r)
+    assert len(expected) > 0
+    assert as_pair_set(index.query_pairs()) == expected
+    assert index.query_pairs(output_type="set") == expected
+    assert expected == oracle_np.pairs(points, r)
+
+
+@pytest.mark.parametrize("kind,dim,dtype", CASES)
+def test_query_ball_point_matches_ckdtree(kind, dim, dtype):
+    points, r = make_case(kind, dim, dtype)
+    rng = np.random.default_rng(7)
+    # Half the positions are indexed points (a point finds itself), half anywhere in the box.
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    positions = np.concatenate(
+        [points[rng.integers(0, N, 100)].astype(np.float64), lo + (hi - lo) * rng.random((100, dim))]
+    )
+    r = oracle_np.radius_away_from_pairs(points, r, positions)
+    tree = cKDTree(points)
+    index = spatialhash.Index(points, r)
+
+    ours = index.query_ball_point(positions)
+    theirs = tree.query_ball_point(positions, r, return_sorted=True)
+    assert ours.shape == theirs.shape == (len(positions),)
+    assert [list(row) for row in ours] == [list(row) for row in theirs]
+    assert [list(row) for row in ours] == oracle_np.balls(points, positions, r)
+
+    lengths = index.query_ball_point(positions, return_length=True)
+    assert lengths.tolist() == tree.query_ball_point(positions, r, return_length=True).tolist()
+
+    single = index.query_ball_point(positions[0])
+    assert isinstance(single, list)
+    assert sorted(single) == sorted(tree.query_ball_point(positions[0], r))
+    assert index.query_ball_point(positions[0], return_sorted=True) == sorted(single)
+    assert index.query_ball_point(positions[0], return_length=True) == len(single)
+
+
+@pytest.mark.parametrize("dim", (2, 3))
+def test_query_ball_point_per_position_radii_and_nd_shapes(dim):
+    points, r = make_case("clustered", dim, np.float64, seed=3)
+    rng = np.random.default_rng(11)
+    positions = points[rng.integers(0, N, 24)].reshape(4, 6, dim)
+    radii = r * rng.uniform(0.2, 1.0, size=(4, 6))
+    flat_radii = radii.reshape(-1)
+    ours = spatialhash.Index(points, r).query_ball_point(positions, radii)
+    theirs = cKDTree(points).query_ball_point(positions, radii, return_sorted=True)
+    assert ours.shape == theirs.shape == (4, 6)
+    expected = oracle_np.balls(points, positions.reshape(-1, dim), flat_radii)
+    assert [list(row) for row in ours.reshape(-1)] == expected
+    # cKDTree may round differently only for distances within 1e-9 of a radius.
+    for q, (pos, rad) in enumerate(zip(positions.reshape(-1, dim), flat_radii)):
+        if not oracle_np.near_r(points, pos[None, :], rad):
+            assert list(ours.reshape(-1)[q]) == list(theirs.reshape(-1)[q])
+    # A radius array broadcast along one axis.
+    column = r * np.array([[0.3], [0.5], [0.7], [1.0]])
+    broadcast = spatialhash.Index(points, r).query_ball_point(positions, column)
+    expected = oracle_np.balls(
+        points, positions.reshape(-1, dim), np.broadcast_to(column, (4, 6)).reshape(-1)
+    )
+    assert [list(row) for row in broadcast.reshape(-1)] == expected
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64))
+def test_sparse_distance_matrix_matches_ckdtree(dtype):
+    points, r = make_case("uniform", 3, dtype, seed=5)
+    others = np.random.default_rng(2).random((300, 3)).astype(dtype)
+    r = oracle_np.radius_away_from_pairs(points, r, others)
+    index = spatialhash.Index(points, r)
+    tree = cKDTree(points)
+
+    for other_arg, other_tree in ((None, tree), (others, cKDTree(others))):
+        ours = index.sparse_distance_matrix(other_arg, r)
+        theirs = tree.sparse_distance_matrix(other_tree, r, output_type="coo_matrix")
+        assert ours.shape == theirs.shape
+        ours_dict = {(i, j): v for i, j, v in zip(ours.row, ours.col, ours.data)}
+        theirs_dict = {(i, j): v for i, j, v in zip(theirs.row, theirs.col, theirs.data)}
+        assert ours_dict.keys() == theirs_dict.keys()
+        keys = list(ours_dict)
+        np.testing.assert_allclose(
+            [ours_dict[k] for k in keys], [theirs_dict[k] for k in keys], rtol=1e-12, atol=0
+        )
+        csr = index.sparse_distance_matrix(other_arg, r, output_type="csr_matrix")
+        assert abs(csr - theirs.tocsr()).max() <= 1e-12 * r
+        as_dict = index.sparse_distance_matrix(other_arg, r, output_type="dict")
+        assert as_dict.keys() == theirs_dict.keys()
+        structured = index.sparse_distance_matrix(other_arg, r, output_type="ndarray")
+        assert set(zip(structured["i"].tolist(), structured["j"].tolist())) == theirs_dict.keys()
+
+
+@pytest.mark.parametrize("kind,dim,dtype", CASES[::3])
+def test_native_extras_match_oracle(kind, dim, dtype):
+    points, r = make_case(kind, dim, dtype, seed=9)
+    index = spatialhash.Index(points, r)
+    expected_lists = oracle_np.neighbor_sets(points, r)
+
+    offsets, indices = index.neighbor_lists(sort=True)
+    assert offsets.dtype == indices.dtype == np.int64
+    assert len(offsets) == N + 1 and offsets[0] == 0 and offsets[-1] == len(indices)
+    assert [indices[offsets[i] : offsets[i + 1]].tolist() for i in range(N)] == expected_lists
+
+    offsets, indices, distances = index.neighbor_lists(return_distances=True)
+    rows = np.repeat(np.arange(N), np.diff(offsets))
+    reference = points.astype(np.float64)
+    np.testing.assert_allclose(
+        distances, np.linalg.norm(reference[rows] - reference[indices], axis=1), rtol=1e-12
+    )
+
+    counts = index.count_neighbors_per_point()
+    assert counts.dtype == np.int64
+    assert counts.tolist() == [len(row) for row in expected_lists]
+
+    pairs, dists = index.pairs_with_distances(sort=True)
+    expected = oracle_np.pair_distances(points, r)
+    assert pairs.tolist() == sorted(map(list, expected))
+    np.testing.assert_allclose(dists, [expected[tuple(p)] for p in pairs.tolist()], rtol=1e-15)
+
+
+@pytest.mark.parametrize("kind", list(oracle_np.DATASETS))
+def test_smaller_query_radius_matches_ckdtree(kind):
+    points, r = make_case(kind, 3, np.float64, seed=4)
+    index = spatialhash.Index(points, r)
+    tree = cKDTree(points)
+    for fraction in (0.25, 0.5, 0.9):
+        q = oracle_np.radius_away_from_pairs(points, r * fraction)
+        assert as_pair_set(index.query_pairs(q)) == tree.query_pairs(q)
+        expected = oracle_np.neighbor_sets(points, q)
+        assert index.count_neighbors_per_point(q).tolist() == list(map(len, expected))

@@ -1,0 +1,24 @@
+// The engine configurations every oracle test runs: each engine with its defaults, plus cell_list
+// with cells of edge r/2 (a 5^Dim stencil), so both lattices of the default engine are covered.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "spatialhash/spatialhash.hpp"
+
+inline std::vector<spatialhash::Options> engine_cases() {
+  std::vector<spatialhash::Options> cases;
+  for (spatialhash::Engine engine : spatialhash::all_engines()) cases.push_back({.engine = engine});
+  cases.push_back({.engine = spatialhash::Engine::cell_list, .cell_subdivision = 2});
+  return cases;
+}
+
+inline std::string engine_case_label(const ::testing::TestParamInfo<spatialhash::Options>& info) {
+  std::string label(spatialhash::engine_name(info.param.engine));
+  if (info.param.cell_subdivision > 0)
+    label += "_sub" + std::to_string(info.param.cell_subdivision);
+  return label;
+}
