@@ -13,6 +13,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
+#include <utility>
 
 #include "spatialhash/types.hpp"
 
@@ -84,19 +86,16 @@ class CellList final : public EngineBase<Dim, T> {
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
   static constexpr int kDefaultSubdivision = 1;
 
-  explicit CellList(const Context<Dim, T>& context)
-      : Base(context),
-        grid_(choose_grid(context)),
-        layout_(CellListLayout<Dim>::build(context, grid_)) {
+  explicit CellList(const Context<Dim, T>& context) : Base(context) {
     filter_ = best_range_filter<Dim>();
+    std::tie(grid_, layout_) = index_points(context);
     make_blocks();
   }
 
   Engine kind() const override { return Engine::cell_list; }
 
   void update(const Context<Dim, T>& context) override {
-    GridGeometry<Dim> grid = choose_grid(context);
-    CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid);
+    auto [grid, layout] = index_points(context);
     this->context_ = context;
     grid_ = grid;
     layout_ = std::move(layout);
@@ -322,6 +321,48 @@ class CellList final : public EngineBase<Dim, T> {
     } catch (const InvalidArgument&) {
       return context.grid;  // too many cells along an axis: the coarse lattice still works
     }
+  }
+
+  /// Reorders the points by cell. With the default lattice, sparse data is re-indexed on coarser
+  /// cells: any edge >= r keeps the 3^Dim stencil exact, and a few points per stencil cell beat
+  /// a lookup per nearly empty cell (each a cache miss once the cell table outgrows the caches).
+  /// Sparseness is the mean number of points in the stencil cells around a point: points per
+  /// non-empty cell times the fraction of non-empty stencil cells, sampled on up to 512 cells.
+  static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
+      const Context<Dim, T>& context) {
+    static constexpr double kSparse = 1.5, kTarget = 3.0, kMaxCoarsening = 16.0;
+    GridGeometry<Dim> grid = choose_grid(context);
+    CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid);
+    if (context.cell_subdivision != 0 || layout.cells() == 0) return {grid, std::move(layout)};
+    const std::size_t cells = layout.cells();
+    const std::size_t samples = std::min<std::size_t>(cells, 512);
+    std::size_t probed = 0, found = 0;
+    for (std::size_t q = 0; q < samples; ++q) {
+      const auto& c = layout.cell_coord[q * cells / samples];
+      for (int offset = 0; offset < (Dim == 2 ? 9 : 27); ++offset) {
+        Cell<Dim> neighbor;
+        int rest = offset;
+        for (int k = 0; k < Dim; ++k, rest /= 3) neighbor[k] = std::int64_t{c[k]} + rest % 3 - 1;
+        ++probed;
+        found += layout.find(neighbor) != CellListLayout<Dim>::kNoCell;
+      }
+    }
+    const double per_stencil_cell = static_cast<double>(layout.size()) /
+                                    static_cast<double>(cells) * static_cast<double>(found) /
+                                    static_cast<double>(probed);
+    if (per_stencil_cell < kSparse) {
+      const double coarsening =
+          std::min(kMaxCoarsening, std::pow(kTarget / per_stencil_cell, 1.0 / Dim));
+      try {
+        GridGeometry<Dim> coarse = GridGeometry<Dim>::make(context.grid.lower, context.grid.upper,
+                                                           context.radius * coarsening, 1);
+        layout = CellListLayout<Dim>::build(context, coarse);
+        grid = coarse;
+      } catch (const InvalidArgument&) {
+        // keep the lattice of edge r
+      }
+    }
+    return {grid, std::move(layout)};
   }
 
   /// The rounding band for float coordinates relative to the origin; queries may lie up to the
