@@ -1,0 +1,30 @@
+// The contenders: every engine of spatialhash, and nanoflann's KD-tree as the outside peer. Each
+// runs one operation on one problem with a given thread count and returns its timings and the
+// digest of its result; a contender that cannot run throws (the harness reports "n/a (why)").
+#pragma once
+
+#include <cstddef>
+
+#include "measure.hpp"
+#include "spatialhash/types.hpp"
+
+namespace bench {
+
+/// One spatialhash engine through the public API: spatialhash::Index with
+/// Options{.engine = engine, .threads = threads}. Ball queries use Index::for_each_in_ball_batch
+/// from an OpenMP loop over the queries (the library's ball query is thread-safe).
+template <int Dim, class T>
+Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem, Op op, int threads,
+                     const RepPolicy& policy);
+
+/// nanoflann's KDTreeSingleIndexAdaptor (single-threaded build, leaves of `leaf_size` points),
+/// searched with a result set that keeps d2 <= r*r (nanoflann's own RadiusResultSet keeps only
+/// d2 < r*r) and skips the point itself; the loop over query points runs on `threads` OpenMP
+/// threads and fills the same NeighborLists / PairList containers our engines return. nanoflann
+/// computes distances in T (float for float input), so it may disagree with the exact rule for
+/// pairs at distance ~r; the harness reports that as a mismatch count, not an error.
+template <int Dim, class T>
+Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
+                          const RepPolicy& policy, std::size_t leaf_size);
+
+}  // namespace bench

@@ -1,0 +1,96 @@
+// Operation names and result digests.
+#include "measure.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "rng.hpp"
+
+namespace bench {
+
+namespace {
+
+std::uint64_t entry_hash(std::uint64_t a, std::uint64_t b) {
+  return mix64((a << 32) | b);
+}
+
+}  // namespace
+
+void warm_up_threads(int threads) {
+  int started = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : started)
+  started += 1;
+  (void)started;
+}
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::build:
+      return "build";
+    case Op::rebuild_lists:
+      return "rebuild+lists";
+    case Op::pairs:
+      return "pairs";
+    case Op::counts:
+      return "counts";
+    case Op::ball:
+      return "ball";
+  }
+  return "?";
+}
+
+std::string_view op_key(Op op) {
+  return op == Op::rebuild_lists ? "rebuild_lists" : op_name(op);
+}
+
+Op parse_op(std::string_view key) {
+  for (const Op op : kAllOps) {
+    if (key == op_key(op) || key == op_name(op)) return op;
+  }
+  if (key == "lists") return Op::rebuild_lists;
+  throw std::invalid_argument("unknown operation '" + std::string(key) +
+                              "' (valid: build, rebuild_lists, pairs, counts, ball)");
+}
+
+Digest digest_lists(const spatialhash::NeighborLists& lists) {
+  Digest d;
+  const std::size_t n = lists.size();
+  d.per_item.resize(n);
+  d.total = lists.indices.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    d.per_item[i] = static_cast<std::uint32_t>(lists.count(i));
+    for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
+      d.fingerprint += entry_hash(i, lists.indices[k]);
+    }
+  }
+  return d;
+}
+
+Digest digest_pairs(const spatialhash::PairList& list, std::size_t n) {
+  Digest d;
+  d.per_item.assign(n, 0);
+  d.total = list.pairs.size();
+  for (const spatialhash::Pair& p : list.pairs) {
+    const auto [a, b] = std::minmax(p.first, p.second);
+    // An out-of-range index is a wrong result, not a crash of the harness.
+    if (b < n) {
+      ++d.per_item[a];
+      ++d.per_item[b];
+    }
+    d.fingerprint += entry_hash(a, b);
+  }
+  return d;
+}
+
+Digest digest_counts(std::span<const std::uint32_t> counts) {
+  Digest d;
+  d.per_item.assign(counts.begin(), counts.end());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    d.total += counts[i];
+    d.fingerprint += entry_hash(i, counts[i]);
+  }
+  return d;
+}
+
+}  // namespace bench

@@ -1,0 +1,95 @@
+// What one contender run measures: the operations, the repetition policy, wall-clock timing and
+// the digest of the results used to check that contenders agree.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "spatialhash/types.hpp"
+
+namespace bench {
+
+/// The timed operations.
+enum class Op {
+  build,          ///< construct the index from scratch (including any reordering it does)
+  rebuild_lists,  ///< construct + full CSR neighbor lists: what a simulation does every step
+  pairs,          ///< every unordered pair once, on an index built outside the timing
+  counts,         ///< neighbor count of every point, on an index built outside the timing
+  ball,  ///< ball queries at random positions, hits counted per query, threads over queries
+};
+
+std::string_view op_name(Op op);    ///< "build", "rebuild+lists", ...
+std::string_view op_key(Op op);     ///< "build", "rebuild_lists", ... (flags, JSON)
+Op parse_op(std::string_view key);  ///< throws std::invalid_argument
+inline constexpr Op kAllOps[] = {Op::build, Op::rebuild_lists, Op::pairs, Op::counts, Op::ball};
+
+/// The input of one contender run. Coordinates are interleaved, Dim per point.
+template <int Dim, class T>
+struct Problem {
+  std::span<const T> coords;
+  double radius = 0.0;
+  std::span<const double> queries;  ///< ball query positions, Dim per query
+  std::size_t size() const { return coords.size() / Dim; }
+};
+
+/// How often to repeat: at most `reps` times, and no more once the repetitions so far took
+/// `budget_ms` in total (a slow contender then runs once).
+struct RepPolicy {
+  int reps = 5;
+  double budget_ms = 3000.0;
+};
+
+/// A fingerprint of a result, independent of the order the results come in. `total` counts
+/// directed neighbor entries (rebuild_lists, counts), pairs (pairs) or hits (ball);
+/// `per_item` holds the neighbor count of every point (every query for ball); `fingerprint` is
+/// the wrap-around sum of a hash of every reported (i, j) entry (of (i, count_i) for counts and
+/// ball), so two results with equal digests are equal with overwhelming probability.
+struct Digest {
+  std::uint64_t total = 0;
+  std::uint64_t fingerprint = 0;
+  std::vector<std::uint32_t> per_item;
+};
+
+/// Times of every repetition (milliseconds) and the digest of the last one's result.
+struct Measurement {
+  std::vector<double> ms;
+  Digest digest;
+};
+
+Digest digest_lists(const spatialhash::NeighborLists& lists);
+Digest digest_pairs(const spatialhash::PairList& pairs, std::size_t n);
+Digest digest_counts(std::span<const std::uint32_t> counts);
+
+/// Starts the OpenMP worker threads before anything is timed (each contender runs in a fresh
+/// process, whose first parallel region would otherwise pay for creating them).
+void warm_up_threads(int threads);
+
+/// Milliseconds since construction.
+class Timer {
+ public:
+  double ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+        .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+/// Calls `rep` (which returns the milliseconds of its timed part) as `policy` says.
+template <class F>
+std::vector<double> repeat(const RepPolicy& policy, F&& rep) {
+  std::vector<double> ms;
+  double spent = 0.0;
+  for (int k = 0; k < policy.reps; ++k) {
+    ms.push_back(rep());
+    spent += ms.back();
+    if (spent >= policy.budget_ms) break;
+  }
+  return ms;
+}
+
+}  // namespace bench

@@ -1,0 +1,101 @@
+// spatialhash's engines as contenders, driven through the public API only.
+#include <cstdint>
+#include <vector>
+
+#include "contenders.hpp"
+#include "spatialhash/spatialhash.hpp"
+
+namespace bench {
+
+template <int Dim, class T>
+Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem, Op op, int threads,
+                     const RepPolicy& policy) {
+  using Index = spatialhash::Index<Dim, T>;
+  const spatialhash::Options options{.engine = engine, .threads = threads};
+  Measurement m;
+  switch (op) {
+    case Op::build: {
+      m.ms = repeat(policy, [&] {
+        const Timer timer;
+        const Index index(problem.coords, problem.radius, options);
+        return timer.ms();  // the index is destroyed after the clock stopped
+      });
+      break;
+    }
+    case Op::rebuild_lists: {
+      spatialhash::NeighborLists kept;
+      m.ms = repeat(policy, [&] {
+        kept = {};  // free the previous lists before the clock starts
+        const Timer timer;
+        const Index index(problem.coords, problem.radius, options);
+        spatialhash::NeighborLists lists = index.neighbor_lists();
+        const double ms = timer.ms();
+        kept = std::move(lists);
+        return ms;
+      });
+      m.digest = digest_lists(kept);
+      break;
+    }
+    case Op::pairs: {
+      const Index index(problem.coords, problem.radius, options);
+      spatialhash::PairList kept;
+      m.ms = repeat(policy, [&] {
+        kept = {};
+        const Timer timer;
+        spatialhash::PairList pairs = index.pairs();
+        const double ms = timer.ms();
+        kept = std::move(pairs);
+        return ms;
+      });
+      m.digest = digest_pairs(kept, problem.size());
+      break;
+    }
+    case Op::counts: {
+      const Index index(problem.coords, problem.radius, options);
+      std::vector<spatialhash::index_t> kept;
+      m.ms = repeat(policy, [&] {
+        kept = {};
+        const Timer timer;
+        std::vector<spatialhash::index_t> counts = index.neighbor_counts();
+        const double ms = timer.ms();
+        kept = std::move(counts);
+        return ms;
+      });
+      m.digest = digest_counts(kept);
+      break;
+    }
+    case Op::ball: {
+      const Index index(problem.coords, problem.radius, options);
+      const auto queries = static_cast<std::int64_t>(problem.queries.size() / Dim);
+      std::vector<std::uint32_t> hits(static_cast<std::size_t>(queries));
+      m.ms = repeat(policy, [&] {
+        const Timer timer;
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+        for (std::int64_t q = 0; q < queries; ++q) {
+          typename Index::Position center;
+          for (int k = 0; k < Dim; ++k) center[k] = problem.queries[q * Dim + k];
+          std::uint32_t count = 0;
+          index.for_each_in_ball_batch(
+              center, spatialhash::kIndexRadius,
+              [&count](std::span<const spatialhash::Hit> batch) { count += batch.size(); });
+          hits[q] = count;
+        }
+        return timer.ms();
+      });
+      m.digest = digest_counts(hits);
+      break;
+    }
+  }
+  return m;
+}
+
+#define BENCH_INSTANTIATE(D, T)                                                           \
+  template Measurement run_ours<D, T>(spatialhash::Engine, const Problem<D, T>&, Op, int, \
+                                      const RepPolicy&);
+BENCH_INSTANTIATE(2, float)
+BENCH_INSTANTIATE(2, double)
+BENCH_INSTANTIATE(3, float)
+BENCH_INSTANTIATE(3, double)
+#undef BENCH_INSTANTIATE
+
+}  // namespace bench

@@ -1,0 +1,52 @@
+// `spatialhash lists`: the full neighbor list of every point (CSR). Results estimated to fit the
+// --max-buffer budget come from the library's parallel neighbor_lists(); larger ones stream row
+// by row from parallel blocks of ball queries.
+#include "command_run.hpp"
+#include "search_rows.hpp"
+#include "text_format.hpp"
+
+namespace spatialhash::cli {
+
+void run_lists(const SearchOptions& options) {
+  check_radius(options.radius);
+  CommandRun run("lists", options, true);
+  const PointSet& points = run.read();
+  const std::size_t n = points.size();
+  std::uint64_t entries = 0;
+  with_points(points, [&](auto dim, auto coords) {
+    constexpr int Dim = decltype(dim)::value;
+    using T = typename decltype(coords)::value_type;
+    const auto index = run.build<Dim, T>(coords, options.radius);
+    const auto writer = make_row_writer(run.output(), run.writer_setup(n));
+    if (run.fits_in_memory(n * (sample_mean_neighbors(index, coords) *
+                                    (sizeof(index_t) + (options.distances ? 8.0 : 0.0)) +
+                                8.0))) {
+      run.phase("search");
+      const NeighborLists lists = run.progress().while_running("searching", [&] {
+        return index.neighbor_lists(ListOptions{
+            .radius = kIndexRadius, .sorted = true, .with_distances = options.distances});
+      });
+      run.phase("write");
+      run.progress().start("writing", n, ProgressUnit::points);
+      entries = write_rows(lists, *writer, run.progress());
+    } else {
+      run.phase("search+write");
+      run.progress().start("searching", n, ProgressUnit::points);
+      const auto position_of = [&](std::size_t i) {
+        typename Index<Dim, T>::Position p;
+        for (int k = 0; k < Dim; ++k) p[k] = static_cast<double>(coords[i * Dim + k]);
+        return p;
+      };
+      entries =
+          stream_rows(index, n, position_of, true, options.distances, *writer, run.progress());
+    }
+    run.progress().finish();
+    writer->finish();
+  });
+  run.finish(
+      with_commas(n) + " points, " + with_commas(entries / 2) + " pairs, " +
+      fixed_decimals(n > 0 ? static_cast<double>(entries) / static_cast<double>(n) : 0.0, 2) +
+      " neighbors per point");
+}
+
+}  // namespace spatialhash::cli
