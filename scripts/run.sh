@@ -9,5 +9,5 @@ cmake --build build --target spatialhash_cli neighbors_demo
 echo "== spatialhash: one million jittered-lattice particles (spacing 1, +-0.05), r = 2"
 ./build/cli/spatialhash generate --lattice 100 --jitter 0.05 --precision float -o build/points.npy
 ./build/cli/spatialhash lists build/points.npy -r 2 -o build/lists.npz
-echo "== the same job through the C++ API (examples/neighbors_demo.cpp)"
+echo "== the same job through the C++ API (examples/neighbors_demo.cpp; its own random jitter)"
 ./build/examples/neighbors_demo
