@@ -15,7 +15,8 @@
 //
 // Threading: construction and the array-returning queries use Options::threads threads. Callback
 // queries call the callback from the calling thread only, one batch at a time, so callbacks need
-// no locking.
+// no locking. They allocate nothing per result: batches live on the stack, and a pair search
+// allocates its scratch space once per call (a ball query with the default engine, never).
 #pragma once
 
 #include <array>

@@ -136,26 +136,25 @@ class CellList final : public EngineBase<Dim, T> {
     SoaView<Dim> all;
     for (int k = 0; k < Dim; ++k) all.axis[k] = layout_.axis[k].data();
     all.ids = layout_.order.data();
-    Buffer<std::uint32_t> sure, border;
+    // Fixed-size chunks on the stack: a ball query allocates nothing.
+    constexpr std::uint32_t kChunk = 256;
+    std::array<std::uint32_t, kChunk + kFilterSlack> sure, border;
     for (int q = 0; q < count; ++q) {
-      const std::size_t length = ranges[q].end - ranges[q].begin + kFilterSlack;
-      sure.clear();
-      border.clear();
-      FilterOutput out{sure.reserve_more(length), border.reserve_more(length)};
-      filter_(all, ranges[q].begin, ranges[q].end, query, band, kNoExclusion, out);
-      for (std::size_t k = 0; k < out.sure_count; ++k) {
-        sink.push({out.sure[k], distance_squared(points, out.sure[k], center)});
-      }
-      for (std::size_t k = 0; k < out.border_count; ++k) {
-        const double d2 = distance_squared(points, out.border[k], center);
-        if (d2 <= r2) sink.push({out.border[k], d2});
+      for (std::uint32_t begin = ranges[q].begin; begin < ranges[q].end; begin += kChunk) {
+        const std::uint32_t end = std::min(ranges[q].end, begin + kChunk);
+        FilterOutput out{sure.data(), border.data()};
+        filter_(all, begin, end, query, band, kNoExclusion, out);
+        for (std::size_t k = 0; k < out.sure_count; ++k) {
+          sink.push({sure[k], distance_squared(points, sure[k], center)});
+        }
+        for (std::size_t k = 0; k < out.border_count; ++k) {
+          const double d2 = distance_squared(points, border[k], center);
+          if (d2 <= r2) sink.push({border[k], d2});
+        }
       }
     }
   }
 
-  /// Counts use symmetry: each pair is found once (half stencil) and counted for both points, in
-  /// per-thread arrays indexed by sorted position (neighbors are close in memory), summed at the
-  /// end. Half the distance tests of a full-stencil count.
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
     const Search search{band_for(radius), radius * radius};
     const std::size_t n = layout_.size();
