@@ -171,10 +171,20 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                                      {.sorted = true});
     const std::vector<double> qf_exact(qf.begin(), qf.end());
     ASSERT_EQ(cross_d.size(), probes.size());
+    // The callback forms give the same rows, with exact squared distances.
+    std::vector<std::vector<std::size_t>> by_callback(probes.size());
+    index.for_each_cross(spatialhash::PointsView<Dim, double>(qd.data(), probes.size()),
+                         spatialhash::kIndexRadius, [&](std::size_t q, index_t j, double d2) {
+                           EXPECT_EQ(d2,
+                                     oracle::distance_squared<Dim>(&exact[j * Dim], &qd[q * Dim]));
+                           by_callback[q].push_back(j);
+                         });
+    for (auto& row : by_callback) std::sort(row.begin(), row.end());
     for (std::size_t q = 0; q < probes.size(); ++q) {
       std::vector<std::size_t> row(cross_d.indices.begin() + cross_d.offsets[q],
                                    cross_d.indices.begin() + cross_d.offsets[q + 1]);
       ASSERT_EQ(row, oracle::ball<Dim>(exact, probes[q], r)) << "cross row " << q;
+      ASSERT_EQ(by_callback[q], row) << "callback cross row " << q;
       std::array<double, Dim> pf;
       for (int k = 0; k < Dim; ++k) pf[k] = qf_exact[q * Dim + k];
       std::vector<std::size_t> rowf(cross_f.indices.begin() + cross_f.offsets[q],

@@ -97,6 +97,17 @@ class Index {
     });
   }
 
+  /// Cross query by callback: calls f(query_index, index, distance_squared) for every indexed
+  /// point within `radius` of each point of `queries` (no self exclusion), query by query.
+  template <class U, class F>
+  void for_each_cross(PointsView<Dim, U> queries, double radius, F&& f) const {
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      Position center;
+      for (int k = 0; k < Dim; ++k) center[k] = queries.coord(q, k);
+      for_each_in_ball(center, radius, [&](index_t j, double d2) { f(q, j, d2); });
+    }
+  }
+
   // ---- Array queries: parallel, results owned by the caller. ----
 
   /// Every unordered pair within the radius once (first < second). `sorted` orders the pairs

@@ -20,6 +20,7 @@
 
 #include "../engine_base.hpp"
 #include "../exact.hpp"
+#include "../prefix_sum.hpp"
 #include "../simd/range_filter.hpp"
 #include "../threads.hpp"
 #include "cell_list_layout.hpp"
@@ -222,9 +223,14 @@ class CellList final : public EngineBase<Dim, T> {
       }
     }
     NeighborLists lists;
-    lists.offsets.assign(n + 1, 0);
-    for (std::size_t s = 0; s < n; ++s) lists.offsets[layout_.order[s] + 1] = row_length[s];
-    for (std::size_t i = 0; i < n; ++i) lists.offsets[i + 1] += lists.offsets[i];
+    lists.offsets.resize(n + 1);
+    lists.offsets[0] = 0;
+    const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      lists.offsets[layout_.order[s] + 1] = row_length[s];
+    }
+    parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
     lists.indices.resize(lists.offsets[n]);
     if (with_distances) lists.distances.resize(lists.offsets[n]);
     const auto& points = this->context_.points;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "../morton.hpp"
+#include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
 
 namespace spatialhash::detail {
@@ -70,28 +71,38 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     }
   }
 
-  // Cell boundaries: where the key changes (or, with a coarse key, the exact cell).
-  layout.cell_start.clear();
-  CellCoord previous{};
-  for (std::size_t s = 0; s < n; ++s) {
-    bool boundary = s == 0 || keys[s] != keys[s - 1];
-    if (shift > 0) {
-      const CellCoord c = exact_cell(layout.order[s]);
-      boundary = boundary || c != previous;
-      previous = c;
-    }
-    if (boundary) layout.cell_start.push_back(static_cast<std::uint32_t>(s));
+  // Cell boundaries: where the key changes (or, with a coarse key, the exact cell). Marked in
+  // parallel, then the marks are turned into cell starts with a prefix sum.
+  const auto is_boundary = [&](std::size_t s) {
+    if (s == 0 || keys[s] != keys[s - 1]) return true;
+    return shift > 0 && exact_cell(layout.order[s]) != exact_cell(layout.order[s - 1]);
+  };
+  std::vector<std::uint32_t> cell_of_position(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    cell_of_position[s] = is_boundary(static_cast<std::size_t>(s)) ? 1u : 0u;
   }
-  const std::size_t cells = layout.cell_start.size();
-  layout.cell_start.push_back(static_cast<std::uint32_t>(n));
+  parallel_inclusive_scan(std::span<std::uint32_t>(cell_of_position), threads);
+  const std::size_t cells = n > 0 ? cell_of_position[n - 1] : 0;
+  layout.cell_start.resize(cells + 1);
+  layout.cell_start[cells] = static_cast<std::uint32_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    if (s == 0 || cell_of_position[s] != cell_of_position[s - 1]) {
+      layout.cell_start[cell_of_position[s] - 1] = static_cast<std::uint32_t>(s);
+    }
+  }
   layout.cell_coord.resize(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
+  const auto signed_cells = static_cast<std::int64_t>(cells);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t c = 0; c < signed_cells; ++c) {
     layout.cell_coord[c] = exact_cell(layout.order[layout.cell_start[c]]);
   }
 
   if (grid.total_cells() <= static_cast<double>(n) + 4096.0) {
     layout.dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
-    for (std::size_t c = 0; c < cells; ++c) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t c = 0; c < signed_cells; ++c) {
       std::int64_t linear = layout.cell_coord[c][Dim - 1];
       for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + layout.cell_coord[c][k];
       layout.dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);

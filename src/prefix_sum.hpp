@@ -1,0 +1,37 @@
+// Parallel inclusive prefix sum in place: each thread sums its slice, the slice totals are
+// scanned, then each thread adds its offset. Two passes over the data, no locks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "threads.hpp"
+
+namespace spatialhash::detail {
+
+template <class Value>
+void parallel_inclusive_scan(std::span<Value> values, int threads) {
+  const std::size_t n = values.size();
+  if (n < (std::size_t{1} << 16) || threads <= 1) {
+    for (std::size_t i = 1; i < n; ++i) values[i] += values[i - 1];
+    return;
+  }
+  std::vector<Value> slice_total(static_cast<std::size_t>(threads) + 1, Value{0});
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = static_cast<std::size_t>(thread_id());
+    const std::size_t begin = n * t / threads, end = n * (t + 1) / threads;
+    for (std::size_t i = begin + 1; i < end; ++i) values[i] += values[i - 1];
+    slice_total[t + 1] = end > begin ? values[end - 1] : Value{0};
+#pragma omp barrier
+#pragma omp single
+    for (std::size_t u = 1; u <= static_cast<std::size_t>(threads); ++u) {
+      slice_total[u] += slice_total[u - 1];
+    }
+    const Value offset = slice_total[t];
+    for (std::size_t i = begin; i < end; ++i) values[i] += offset;
+  }
+}
+
+}  // namespace spatialhash::detail
