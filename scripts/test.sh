@@ -15,7 +15,9 @@ cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"
 
 echo "== sanitizer build (ASan + UBSan), C++ tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPATIALHASH_WERROR=ON \
+# Warnings stay on but not fatal here: -Werror is enforced by the release build above, and GCC 12
+# reports false maybe-uninitialized warnings inside libstdc++'s <regex> once ASan instruments it.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPATIALHASH_WERROR=OFF \
   -DSPATIALHASH_SANITIZE=ON -DSPATIALHASH_BUILD_BENCH=OFF -DSPATIALHASH_BUILD_EXAMPLES=OFF \
   -DSPATIALHASH_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-asan -j "$jobs"
