@@ -40,7 +40,7 @@ CommandRun::CommandRun(std::string command, const SearchOptions& options, bool o
                        bool text_output)
     : command_(std::move(command)),
       options_(options),
-      progress_(progress_wanted(options.quiet)),
+      progress_(progress_wanted(options.quiet), progress_quiet_period()),
       started_(Clock::now()) {
   engine_ = engine_from_name(options.engine);
   if (options.threads < 0) throw UsageError("--threads must be >= 0 (0 means all cores)");

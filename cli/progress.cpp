@@ -1,6 +1,8 @@
 // Drawing of the progress bar (see progress.hpp).
 #include "progress.hpp"
 
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@ namespace spatialhash::cli {
 
 namespace {
 
-constexpr auto kQuietPeriod = std::chrono::seconds(1);
 constexpr auto kRedrawPeriod = std::chrono::milliseconds(100);
 constexpr int kBarWidth = 24;
 constexpr int kLineWidth = 79;
@@ -39,6 +40,15 @@ bool progress_wanted(bool quiet) {
   return !quiet && isatty(STDERR_FILENO) == 1;
 }
 
+std::chrono::milliseconds progress_quiet_period() {
+  const char* text = std::getenv("SPATIALHASH_PROGRESS_DELAY_MS");
+  if (text == nullptr || *text == '\0') return std::chrono::seconds(1);
+  char* end = nullptr;
+  const long ms = std::strtol(text, &end, 10);
+  if (*end != '\0' || ms < 0) return std::chrono::seconds(1);
+  return std::chrono::milliseconds(ms);
+}
+
 void Progress::start(std::string label, std::uint64_t total, ProgressUnit unit) {
   finish();
   label_ = std::move(label);
@@ -51,7 +61,7 @@ void Progress::start(std::string label, std::uint64_t total, ProgressUnit unit) 
 
 void Progress::maybe_draw(std::uint64_t done) {
   const auto now = Clock::now();
-  if (now - start_ < kQuietPeriod || now - last_draw_ < kRedrawPeriod) return;
+  if (now - start_ < quiet_period_ || now - last_draw_ < kRedrawPeriod) return;
   last_draw_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
   std::string line = label_;

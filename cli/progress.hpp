@@ -17,7 +17,9 @@ enum class ProgressUnit { bytes, points, pairs, rows, none };
 /// and redirected output never see it. Not thread-safe: update it from one thread.
 class Progress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
+  /// `quiet_period`: how long a phase runs before its bar appears (progress_quiet_period()).
+  explicit Progress(bool enabled, std::chrono::milliseconds quiet_period = std::chrono::seconds(1))
+      : enabled_(enabled), quiet_period_(quiet_period) {}
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   ~Progress() { finish(); }
@@ -54,6 +56,7 @@ class Progress {
   void stop_ticker();
 
   bool enabled_;
+  std::chrono::milliseconds quiet_period_;
   bool active_ = false;
   bool drawn_ = false;
   std::string label_;
@@ -66,5 +69,8 @@ class Progress {
 
 /// Whether progress bars should be drawn: standard error is a terminal and not `quiet`.
 bool progress_wanted(bool quiet);
+/// One second, or SPATIALHASH_PROGRESS_DELAY_MS milliseconds when that is set to a number (the
+/// tests set 0 to see the bar without waiting on a slow phase).
+std::chrono::milliseconds progress_quiet_period();
 
 }  // namespace spatialhash::cli
