@@ -2,6 +2,8 @@
 // leaves an existing index usable.
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -14,18 +16,6 @@ namespace {
 using spatialhash::Engine;
 using spatialhash::Index;
 using spatialhash::InvalidArgument;
-
-/// Expects `f` to throw InvalidArgument whose message contains `fragment`.
-template <class F>
-void expect_error(F f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning '" << fragment << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << "message '" << e.what() << "' lacks '" << fragment << "'";
-  }
-}
 
 class BadInput : public ::testing::TestWithParam<Engine> {};
 

@@ -3,6 +3,8 @@
 // leaves the index answering for the points it had.
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -286,18 +288,6 @@ TEST_P(Update, TranslationBeyondTheOldLatticeRange) {
     index.update(std::span<const T>(coords));
     expect_matches_fresh_and_oracle<Dim, T>(index, coords, r, GetParam(), 3);
   });
-}
-
-/// Expects `f` to throw InvalidArgument whose message contains `fragment`.
-template <class F>
-void expect_error(F f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning '" << fragment << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << "message '" << e.what() << "' lacks '" << fragment << "'";
-  }
 }
 
 TEST_P(Update, FailedUpdatesAfterStepsKeepTheLatestResults) {
