@@ -205,9 +205,8 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         Buffer<index_t>& out = found[b];
-        const std::uint32_t block_points =
-            layout_.cell_start[blocks_[b + 1]] - layout_.cell_start[blocks_[b]];
-        out.reserve_more(static_cast<std::size_t>(found_per_point * 1.1 * block_points) + 64);
+        const std::uint32_t block_points = points_in_block(b);
+        reserve_for_block(out, found_per_point, block_points);
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
           gather_full_stencil(c, g);
           for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
@@ -218,8 +217,7 @@ class CellList final : public EngineBase<Dim, T> {
             row_length[s] = length;
           }
         }
-        found_per_point =
-            static_cast<double>(out.size()) / std::max<std::uint32_t>(block_points, 1);
+        found_per_point = per_point(out.size(), block_points);
       }
     }
     NeighborLists lists;
@@ -266,9 +264,8 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         Buffer<Pair>& out = found[b];
-        const std::uint32_t block_points =
-            layout_.cell_start[blocks_[b + 1]] - layout_.cell_start[blocks_[b]];
-        out.reserve_more(static_cast<std::size_t>(found_per_point * 1.1 * block_points) + 64);
+        const std::uint32_t block_points = points_in_block(b);
+        reserve_for_block(out, found_per_point, block_points);
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
           const std::uint32_t own = gather_half_stencil(c, g);
           std::uint32_t* ids = ids_buffer.reserve_more(g.size + kFilterSlack);
@@ -283,8 +280,7 @@ class CellList final : public EngineBase<Dim, T> {
             out.grow(count);
           }
         }
-        found_per_point =
-            static_cast<double>(out.size()) / std::max<std::uint32_t>(block_points, 1);
+        found_per_point = per_point(out.size(), block_points);
       }
     }
     PairList list;
@@ -489,6 +485,21 @@ class CellList final : public EngineBase<Dim, T> {
       }
     }
     return merged;
+  }
+
+  std::uint32_t points_in_block(std::int64_t b) const {
+    return layout_.cell_start[blocks_[b + 1]] - layout_.cell_start[blocks_[b]];
+  }
+
+  /// Sizes a block's output up front from this thread's running results-per-point estimate, so
+  /// that it rarely grows (each growth copies the block).
+  template <class Item>
+  static void reserve_for_block(Buffer<Item>& out, double found_per_point,
+                                std::uint32_t block_points) {
+    out.reserve_more(static_cast<std::size_t>(found_per_point * 1.1 * block_points) + 64);
+  }
+  static double per_point(std::size_t found, std::uint32_t block_points) {
+    return static_cast<double>(found) / std::max<std::uint32_t>(block_points, 1);
   }
 
   /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work).
