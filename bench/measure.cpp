@@ -30,6 +30,8 @@ std::string_view op_name(Op op) {
       return "build";
     case Op::rebuild_lists:
       return "rebuild+lists";
+    case Op::step_lists:
+      return "step+lists";
     case Op::pairs:
       return "pairs";
     case Op::counts:
@@ -41,7 +43,9 @@ std::string_view op_name(Op op) {
 }
 
 std::string_view op_key(Op op) {
-  return op == Op::rebuild_lists ? "rebuild_lists" : op_name(op);
+  if (op == Op::rebuild_lists) return "rebuild_lists";
+  if (op == Op::step_lists) return "step_lists";
+  return op_name(op);
 }
 
 Op parse_op(std::string_view key) {
@@ -50,7 +54,7 @@ Op parse_op(std::string_view key) {
   }
   if (key == "lists") return Op::rebuild_lists;
   throw std::invalid_argument("unknown operation '" + std::string(key) +
-                              "' (valid: build, rebuild_lists, pairs, counts, ball)");
+                              "' (valid: build, rebuild_lists, step_lists, pairs, counts, ball)");
 }
 
 Digest digest_lists(const spatialhash::NeighborLists& lists) {

@@ -15,7 +15,9 @@ namespace bench {
 /// The timed operations.
 enum class Op {
   build,          ///< construct the index from scratch (including any reordering it does)
-  rebuild_lists,  ///< construct + full CSR neighbor lists: what a simulation does every step
+  rebuild_lists,  ///< construct + full CSR neighbor lists into fresh arrays
+  step_lists,     ///< construct + full lists into the previous step's arrays (storage reused):
+                  ///< what a simulation that keeps its lists does every step
   pairs,          ///< every unordered pair once, on an index built outside the timing
   counts,         ///< neighbor count of every point, on an index built outside the timing
   ball,  ///< ball queries at random positions, hits counted per query, threads over queries
@@ -24,7 +26,8 @@ enum class Op {
 std::string_view op_name(Op op);    ///< "build", "rebuild+lists", ...
 std::string_view op_key(Op op);     ///< "build", "rebuild_lists", ... (flags, JSON)
 Op parse_op(std::string_view key);  ///< throws std::invalid_argument
-inline constexpr Op kAllOps[] = {Op::build, Op::rebuild_lists, Op::pairs, Op::counts, Op::ball};
+inline constexpr Op kAllOps[] = {Op::build, Op::rebuild_lists, Op::step_lists,
+                                 Op::pairs, Op::counts,        Op::ball};
 
 /// The input of one contender run. Coordinates are interleaved, Dim per point.
 template <int Dim, class T>

@@ -54,7 +54,8 @@ class EngineBase {
   virtual void ball(const Position& center, double radius, HitSink& sink) const = 0;
 
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
-  virtual NeighborLists neighbor_lists(double radius, bool with_distances) const;
+  /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
+  virtual void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const;
   virtual PairList pair_list(double radius, bool with_distances) const;
 
  protected:

@@ -22,15 +22,15 @@ void EngineBase<Dim, T>::neighbor_counts(double radius, std::span<index_t> count
 }
 
 template <int Dim, class T>
-NeighborLists EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distances) const {
+void EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distances,
+                                        NeighborLists& lists) const {
   const std::size_t n = context_.points.size();
   std::vector<index_t> counts(n);
   neighbor_counts(radius, counts);
-  NeighborLists lists;
   lists.offsets.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) lists.offsets[i + 1] = lists.offsets[i] + counts[i];
   lists.indices.resize(lists.offsets[n]);
-  if (with_distances) lists.distances.resize(lists.offsets[n]);
+  lists.distances.resize(with_distances ? lists.offsets[n] : 0);
   // counts[i] becomes the fill cursor of row i.
   for (std::size_t i = 0; i < n; ++i) counts[i] = 0;
   auto visit = [&](std::span<const PairHit> batch) {
@@ -45,7 +45,6 @@ NeighborLists EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distan
   PairSink sink(visit);
   pairs(radius, sink);
   sink.flush();
-  return lists;
 }
 
 template <int Dim, class T>

@@ -164,10 +164,16 @@ PairList Index<Dim, T>::pairs(const ListOptions& options) const {
 
 template <int Dim, class T>
 NeighborLists Index<Dim, T>::neighbor_lists(const ListOptions& options) const {
-  const double r = checked_query_radius(options.radius);
-  NeighborLists lists = engine_->neighbor_lists(r, options.with_distances);
-  if (options.sorted) sort_rows(lists, threads());
+  NeighborLists lists;
+  neighbor_lists(lists, options);
   return lists;
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::neighbor_lists(NeighborLists& out, const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  engine_->neighbor_lists(r, options.with_distances, out);
+  if (options.sorted) sort_rows(out, threads());
 }
 
 template <int Dim, class T>

@@ -116,7 +116,16 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
     ASSERT_EQ(lists.size(), n);
     ASSERT_EQ(lists.indices.size(), 2 * want_pairs.size());
-    auto unsorted = index.neighbor_lists();
+    // The storage-reusing form, into lists left over from a different query: nothing stale may
+    // survive.
+    spatialhash::NeighborLists unsorted;
+    unsorted.offsets.assign(n + 7, 99);
+    unsorted.indices.assign(3 * n + 5, 12345);
+    unsorted.distances.assign(11, -1.0);
+    index.neighbor_lists(unsorted);
+    ASSERT_EQ(unsorted.size(), n);
+    ASSERT_EQ(unsorted.offsets[n], unsorted.indices.size());
+    ASSERT_TRUE(unsorted.distances.empty());
     auto counts = index.neighbor_counts();
     ASSERT_EQ(counts.size(), n);
     for (std::size_t i = 0; i < n; ++i) {

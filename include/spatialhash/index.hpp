@@ -115,6 +115,10 @@ class Index {
   PairList pairs(const ListOptions& options = {}) const;
   /// Full neighbor lists of every indexed point (symmetric: j in list(i) iff i in list(j)).
   NeighborLists neighbor_lists(const ListOptions& options = {}) const;
+  /// Same, into `out`, reusing its storage: a simulation that keeps one NeighborLists across
+  /// steps allocates (and page-faults) nothing for the result after the first step. Every
+  /// member of `out` is overwritten.
+  void neighbor_lists(NeighborLists& out, const ListOptions& options = {}) const;
   /// Number of neighbors of every indexed point.
   std::vector<index_t> neighbor_counts(double radius = kIndexRadius) const;
   /// Indices of the indexed points within `radius` of `center`, ascending when `sorted`.

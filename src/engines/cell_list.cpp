@@ -20,6 +20,7 @@
 
 #include "../engine_base.hpp"
 #include "../exact.hpp"
+#include "../growable_buffer.hpp"
 #include "../prefix_sum.hpp"
 #include "../simd/range_filter.hpp"
 #include "../threads.hpp"
@@ -33,31 +34,8 @@ struct Range {
   std::uint32_t begin, end;
 };
 
-/// Growable array without value-initialization (the filters overwrite it anyway).
 template <class Item>
-class Buffer {
- public:
-  Item* reserve_more(std::size_t extra) {
-    if (size_ + extra > capacity_) {
-      const std::size_t capacity = std::max(2 * capacity_, size_ + extra);
-      auto data = std::make_unique_for_overwrite<Item[]>(capacity);
-      if (size_ > 0) std::memcpy(data.get(), data_.get(), size_ * sizeof(Item));
-      data_ = std::move(data);
-      capacity_ = capacity;
-    }
-    return data_.get() + size_;
-  }
-  void grow(std::size_t added) { size_ += added; }
-  Item* data() { return data_.get(); }
-  const Item* data() const { return data_.get(); }
-  std::size_t size() const { return size_; }
-  void clear() { size_ = 0; }
-
- private:
-  std::unique_ptr<Item[]> data_;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
-};
+using Buffer = GrowableBuffer<Item>;
 
 /// The candidates of one cell's stencil, copied into one contiguous structure of arrays so that
 /// every point of the cell is tested against them with a single filter call. Reused per thread.
@@ -191,36 +169,39 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
-  NeighborLists neighbor_lists(double radius, bool with_distances) const override {
+  void neighbor_lists(double radius, bool with_distances, NeighborLists& lists) const override {
     const Search search{band_for(radius), radius * radius};
     const std::size_t n = layout_.size();
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-    std::vector<Buffer<index_t>> found(static_cast<std::size_t>(blocks));
-    std::vector<std::uint32_t> row_length(n);
     const int threads = this->context_.threads;
+    // Each thread appends the rows of the blocks it takes to its own buffer; a block's rows are
+    // contiguous there, at block_begin[b] of buffer block_thread[b].
+    std::vector<Buffer<index_t>> found(static_cast<std::size_t>(threads));
+    std::vector<std::size_t> block_begin(static_cast<std::size_t>(blocks));
+    std::vector<int> block_thread(static_cast<std::size_t>(blocks));
+    std::vector<std::uint32_t> row_length(n);
 #pragma omp parallel num_threads(threads)
     {
+      const int t = thread_id();
+      Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
+      out.reserve_more(16 * (n / static_cast<std::size_t>(threads)) + 4096);
       Gathered<Dim> g;
-      double found_per_point = 32.0;  // running estimate, sizes each block's buffer up front
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
-        Buffer<index_t>& out = found[b];
-        const std::uint32_t block_points = points_in_block(b);
-        reserve_for_block(out, found_per_point, block_points);
+        block_begin[b] = out.size();
+        block_thread[b] = t;
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
           gather_full_stencil(c, g);
           for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-            // Neighbors are written straight into the block's output.
+            // Neighbors are written straight into the thread's output.
             const std::uint32_t length =
                 search_point(s, g, 0, search, out.reserve_more(g.size + kFilterSlack));
             out.grow(length);
             row_length[s] = length;
           }
         }
-        found_per_point = per_point(out.size(), block_points);
       }
     }
-    NeighborLists lists;
     lists.offsets.resize(n + 1);
     lists.offsets[0] = 0;
     const auto signed_n = static_cast<std::int64_t>(n);
@@ -229,12 +210,13 @@ class CellList final : public EngineBase<Dim, T> {
       lists.offsets[layout_.order[s] + 1] = row_length[s];
     }
     parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
-    lists.indices.resize(lists.offsets[n]);
-    if (with_distances) lists.distances.resize(lists.offsets[n]);
+    sized_for_overwrite(lists.indices, lists.offsets[n]);
+    sized_for_overwrite(lists.distances, with_distances ? lists.offsets[n] : 0);
     const auto& points = this->context_.points;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      const index_t* source = found[b].data();
+      const index_t* source =
+          found[static_cast<std::size_t>(block_thread[b])].data() + block_begin[b];
       const std::uint32_t first = layout_.cell_start[blocks_[b]];
       const std::uint32_t last = layout_.cell_start[blocks_[b + 1]];
       for (std::uint32_t s = first; s < last; ++s) {
@@ -249,23 +231,29 @@ class CellList final : public EngineBase<Dim, T> {
         source += row_length[s];
       }
     }
-    return lists;
   }
 
   PairList pair_list(double radius, bool with_distances) const override {
     const Search search{band_for(radius), radius * radius};
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-    std::vector<Buffer<Pair>> found(static_cast<std::size_t>(blocks));
-#pragma omp parallel num_threads(this->context_.threads)
+    const int threads = this->context_.threads;
+    // Per-thread buffers as in neighbor_lists; block b's pairs are
+    // [block_begin[b], block_end[b]) of buffer block_thread[b].
+    std::vector<Buffer<Pair>> found(static_cast<std::size_t>(threads));
+    std::vector<std::size_t> block_begin(static_cast<std::size_t>(blocks));
+    std::vector<std::size_t> block_end(static_cast<std::size_t>(blocks));
+    std::vector<int> block_thread(static_cast<std::size_t>(blocks));
+#pragma omp parallel num_threads(threads)
     {
+      const int t = thread_id();
+      Buffer<Pair>& out = found[static_cast<std::size_t>(t)];
+      out.reserve_more(8 * (layout_.size() / static_cast<std::size_t>(threads)) + 4096);
       Gathered<Dim> g;
       Buffer<std::uint32_t> ids_buffer;
-      double found_per_point = 16.0;  // running estimate, sizes each block's buffer up front
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
-        Buffer<Pair>& out = found[b];
-        const std::uint32_t block_points = points_in_block(b);
-        reserve_for_block(out, found_per_point, block_points);
+        block_begin[b] = out.size();
+        block_thread[b] = t;
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
           const std::uint32_t own = gather_half_stencil(c, g);
           std::uint32_t* ids = ids_buffer.reserve_more(g.size + kFilterSlack);
@@ -280,18 +268,20 @@ class CellList final : public EngineBase<Dim, T> {
             out.grow(count);
           }
         }
-        found_per_point = per_point(out.size(), block_points);
+        block_end[b] = out.size();
       }
     }
+    std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, 0);
+    for (std::int64_t b = 0; b < blocks; ++b)
+      start[b + 1] = start[b] + block_end[b] - block_begin[b];
     PairList list;
-    std::vector<std::size_t> start(found.size() + 1, 0);
-    for (std::size_t b = 0; b < found.size(); ++b) start[b + 1] = start[b] + found[b].size();
-    list.pairs.resize(start.back());
-    if (with_distances) list.distances.resize(start.back());
+    sized_for_overwrite(list.pairs, start.back());
+    if (with_distances) sized_for_overwrite(list.distances, start.back());
     const auto& points = this->context_.points;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(this->context_.threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      std::copy(found[b].data(), found[b].data() + found[b].size(), list.pairs.begin() + start[b]);
+      const Pair* source = found[static_cast<std::size_t>(block_thread[b])].data();
+      std::copy(source + block_begin[b], source + block_end[b], list.pairs.begin() + start[b]);
       if (with_distances) {
         for (std::size_t k = start[b]; k < start[b + 1]; ++k) {
           list.distances[k] =
@@ -485,21 +475,6 @@ class CellList final : public EngineBase<Dim, T> {
       }
     }
     return merged;
-  }
-
-  std::uint32_t points_in_block(std::int64_t b) const {
-    return layout_.cell_start[blocks_[b + 1]] - layout_.cell_start[blocks_[b]];
-  }
-
-  /// Sizes a block's output up front from this thread's running results-per-point estimate, so
-  /// that it rarely grows (each growth copies the block).
-  template <class Item>
-  static void reserve_for_block(Buffer<Item>& out, double found_per_point,
-                                std::uint32_t block_points) {
-    out.reserve_more(static_cast<std::size_t>(found_per_point * 1.1 * block_points) + 64);
-  }
-  static double per_point(std::size_t found, std::uint32_t block_points) {
-    return static_cast<double>(found) / std::max<std::uint32_t>(block_points, 1);
   }
 
   /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work).

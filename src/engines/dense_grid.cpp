@@ -108,9 +108,9 @@ class DenseGrid final : public EngineBase<Dim, T> {
                          neighbor_visitor(radius));
   }
 
-  NeighborLists neighbor_lists(double radius, bool with_distances) const override {
-    return grid_neighbor_lists(std::span<const index_t>(grid_.sorted_ids), with_distances,
-                               this->context_.threads, neighbor_visitor(radius));
+  void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const override {
+    grid_neighbor_lists(std::span<const index_t>(grid_.sorted_ids), with_distances,
+                        this->context_.threads, neighbor_visitor(radius), out);
   }
 
  private:

@@ -34,16 +34,15 @@ void grid_neighbor_counts(std::span<const index_t> ids, std::span<index_t> count
 
 /// Full lists (CSR) from the same visitor: counts, prefix sums, then each row filled in parallel.
 template <class Visit>
-NeighborLists grid_neighbor_lists(std::span<const index_t> ids, bool with_distances, int threads,
-                                  const Visit& visit) {
+void grid_neighbor_lists(std::span<const index_t> ids, bool with_distances, int threads,
+                         const Visit& visit, NeighborLists& lists) {
   const std::size_t n = ids.size();
   std::vector<index_t> counts(n);
   grid_neighbor_counts(ids, counts, threads, visit);
-  NeighborLists lists;
   lists.offsets.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) lists.offsets[i + 1] = lists.offsets[i] + counts[i];
   lists.indices.resize(lists.offsets[n]);
-  if (with_distances) lists.distances.resize(lists.offsets[n]);
+  lists.distances.resize(with_distances ? lists.offsets[n] : 0);
   const auto sn = static_cast<std::int64_t>(n);
 #pragma omp parallel num_threads(threads) if (sn > 4096)
   {
@@ -58,7 +57,6 @@ NeighborLists grid_neighbor_lists(std::span<const index_t> ids, bool with_distan
       });
     }
   }
-  return lists;
 }
 
 }  // namespace spatialhash::detail

@@ -109,9 +109,9 @@ class HashedGrid final : public EngineBase<Dim, T> {
                          this->context_.threads, neighbor_visitor(radius));
   }
 
-  NeighborLists neighbor_lists(double radius, bool with_distances) const override {
-    return grid_neighbor_lists(std::span<const index_t>(table_.sorted_ids), with_distances,
-                               this->context_.threads, neighbor_visitor(radius));
+  void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const override {
+    grid_neighbor_lists(std::span<const index_t>(table_.sorted_ids), with_distances,
+                        this->context_.threads, neighbor_visitor(radius), out);
   }
 
  private:
