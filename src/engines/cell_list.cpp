@@ -449,15 +449,8 @@ class CellList final : public EngineBase<Dim, T> {
                      std::array<Range, kStencil>& ranges) const {
     int count = 0;
     Cell<Dim> neighbor;
-    const int width = 2 * grid_.reach + 1;
-    int cells = 1;
-    for (int k = 0; k < Dim; ++k) cells *= width;
-    for (int offset = 0; offset < cells; ++offset) {
-      int rest = offset;
-      for (int k = 0; k < Dim; ++k) {
-        neighbor[k] = cell[k] + (rest % width) - grid_.reach;
-        rest /= width;
-      }
+    for (int o = 0; o < stencil_size_; ++o) {
+      for (int k = 0; k < Dim; ++k) neighbor[k] = cell[k] + stencil_[o][k];
       const std::uint32_t found = layout_.find(neighbor);
       if (found == CellListLayout<Dim>::kNoCell) continue;
       if (min_cell_exclusive != kNoExclusion && found <= min_cell_exclusive) continue;
@@ -477,8 +470,17 @@ class CellList final : public EngineBase<Dim, T> {
     return merged;
   }
 
-  /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work).
+  /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work), and
+  /// lists the stencil's cell offsets for the lattice's reach.
   void make_blocks() {
+    const int width = 2 * grid_.reach + 1;
+    stencil_size_ = 1;
+    for (int k = 0; k < Dim; ++k) stencil_size_ *= width;
+    for (int o = 0; o < stencil_size_; ++o) {
+      for (int k = 0, rest = o; k < Dim; ++k, rest /= width) {
+        stencil_[o][k] = rest % width - grid_.reach;
+      }
+    }
     blocks_.assign(1, 0);
     std::uint32_t points_in_block = 0;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
@@ -496,7 +498,9 @@ class CellList final : public EngineBase<Dim, T> {
   GridGeometry<Dim> grid_;  ///< the lattice of this engine (edge r / subdivision)
   CellListLayout<Dim> layout_;
   RangeFilterFn<Dim> filter_ = nullptr;
-  std::vector<std::uint32_t> blocks_;  ///< blocks_[b] .. blocks_[b+1]: the cells of block b
+  std::vector<std::uint32_t> blocks_;          ///< blocks_[b] .. blocks_[b+1]: the cells of block b
+  std::array<Cell<Dim>, kStencil> stencil_{};  ///< offsets of the stencil cells, x fastest
+  int stencil_size_ = 0;
 };
 
 }  // namespace
