@@ -43,8 +43,8 @@ void PointSets<Dim, T>::check_pair(std::size_t a, std::size_t b) const {
   check_set(a, "first");
   check_set(b, "second");
   if (!active_[a][b]) {
-    throw InvalidArgument("spatialhash: set pair (" + std::to_string(a) + ", " +
-                          std::to_string(b) + ") is not active");
+    throw InvalidArgument("spatialhash: set pair (" + std::to_string(a) + ", " + std::to_string(b) +
+                          ") is not active");
   }
 }
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -26,7 +26,9 @@ constexpr double kMaxLevels = 64.0;
 /// Points of a smaller level handled by one parallel task of cross-level ball queries.
 constexpr std::size_t kCrossBlock = 2048;
 
-const char* axis_name(int k) { return k == 0 ? "x" : (k == 1 ? "y" : "z"); }
+const char* axis_name(int k) {
+  return k == 0 ? "x" : (k == 1 ? "y" : "z");
+}
 
 /// Throws InvalidArgument for a null or too-narrow view, or a non-finite coordinate (naming the
 /// first bad point and axis).
@@ -79,10 +81,10 @@ inline double limit_squared(SizeRule rule, double ri, double rj) {
 /// its buffer, so moving a Level keeps the Index valid), their radii and original indices.
 template <int Dim, class T>
 struct SizedLevel {
-  double max_radius = 0.0;           ///< largest radius in the class (R)
-  std::vector<T> coords;             ///< Dim values per member, in member order
-  std::vector<index_t> original;     ///< member -> index in the caller's array
-  std::vector<double> radii;         ///< member radii, in double
+  double max_radius = 0.0;             ///< largest radius in the class (R)
+  std::vector<T> coords;               ///< Dim values per member, in member order
+  std::vector<index_t> original;       ///< member -> index in the caller's array
+  std::vector<double> radii;           ///< member radii, in double
   std::optional<Index<Dim, T>> index;  ///< built at index_radius()
 
   std::size_t size() const { return original.size(); }
@@ -104,7 +106,7 @@ template <int Dim, class T>
 struct SizedLevels {
   SizeRule rule = SizeRule::sum;
   std::size_t count = 0;
-  int threads = 1;  ///< for the array queries
+  int threads = 1;                         ///< for the array queries
   std::vector<SizedLevel<Dim, T>> levels;  ///< ascending radii
   std::vector<SizedTask> tasks;            ///< in-level tasks first (the largest), then cross
 
@@ -242,7 +244,8 @@ void sort_rows(NeighborLists& lists, int threads) {
       continue;
     }
     std::vector<std::pair<index_t, double>> row;
-    for (std::size_t k = begin; k < end; ++k) row.emplace_back(lists.indices[k], lists.distances[k]);
+    for (std::size_t k = begin; k < end; ++k)
+      row.emplace_back(lists.indices[k], lists.distances[k]);
     std::sort(row.begin(), row.end());
     for (std::size_t k = begin; k < end; ++k) {
       lists.indices[k] = row[k - begin].first;
@@ -255,8 +258,8 @@ void sort_rows(NeighborLists& lists, int threads) {
 }  // namespace detail
 
 template <int Dim, class T>
-SizedIndex<Dim, T>::SizedIndex(PointsView<Dim, T> points, std::span<const T> radii,
-                               SizeRule rule, SizedOptions options) {
+SizedIndex<Dim, T>::SizedIndex(PointsView<Dim, T> points, std::span<const T> radii, SizeRule rule,
+                               SizedOptions options) {
   if (!std::isfinite(options.level_ratio) || !(options.level_ratio > 1.0)) {
     throw InvalidArgument("spatialhash: level_ratio must be finite and > 1, got " +
                           std::to_string(options.level_ratio));
@@ -278,8 +281,8 @@ SizedIndex<Dim, T>::SizedIndex(PointsView<Dim, T> points, std::span<const T> rad
 }
 
 template <int Dim, class T>
-SizedIndex<Dim, T>::SizedIndex(std::span<const T> coords, std::span<const T> radii,
-                               SizeRule rule, SizedOptions options)
+SizedIndex<Dim, T>::SizedIndex(std::span<const T> coords, std::span<const T> radii, SizeRule rule,
+                               SizedOptions options)
     : SizedIndex(interleaved<Dim, T>(coords), radii, rule, options) {}
 
 template <int Dim, class T>

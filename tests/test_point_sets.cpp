@@ -149,7 +149,9 @@ TEST(PointSets, AsymmetricTableEmptySetsOnePointAndDuplicates) {
   const auto cloud_d = uniform<3>(500, 4.0, 3);
   std::vector<double> copies(cloud_d.begin(), cloud_d.begin() + 3 * 40);
   const std::vector<std::vector<float>> coords = {
-      std::vector<float>(cloud_d.begin(), cloud_d.end()), {}, {2.0f, 2.0f, 2.0f},
+      std::vector<float>(cloud_d.begin(), cloud_d.end()),
+      {},
+      {2.0f, 2.0f, 2.0f},
       std::vector<float>(copies.begin(), copies.end())};
   PointSets<3, float> sets(0.5);
   for (const auto& c : coords) sets.add_set(std::span<const float>(c));
@@ -189,7 +191,8 @@ TEST(PointSets, BadIdsAndArgumentsAreNamed) {
   expect_error([] { PointSets<3, double>(std::numeric_limits<double>::quiet_NaN()); }, "radius");
   PointSets<3, double> sets(1.0);
   sets.add_set(std::span<const double>(xyz));
-  expect_error([&] { (void)sets.neighbor_lists(0, 1); }, "second set id 1 is out of range (1 sets)");
+  expect_error([&] { (void)sets.neighbor_lists(0, 1); },
+               "second set id 1 is out of range (1 sets)");
   expect_error([&] { (void)sets.neighbor_lists(2, 0); }, "first set id 2 is out of range");
   expect_error([&] { sets.activate(0, 5); }, "second set id 5");
   expect_error([&] { (void)sets.is_active(7, 0); }, "first set id 7");

@@ -41,7 +41,8 @@ std::vector<Found> brute_force(const std::vector<double>& xyz, const std::vector
   for (std::size_t i = 0; i < radii.size(); ++i) {
     for (std::size_t j = i + 1; j < radii.size(); ++j) {
       const double d2 = oracle::distance_squared<Dim>(&xyz[i * Dim], &xyz[j * Dim]);
-      const double reach = rule == SizeRule::sum ? radii[i] + radii[j] : std::max(radii[i], radii[j]);
+      const double reach =
+          rule == SizeRule::sum ? radii[i] + radii[j] : std::max(radii[i], radii[j]);
       if (d2 <= reach * reach) result.emplace_back(i, j, d2);
     }
   }
@@ -52,9 +53,9 @@ template <int Dim, class T>
 std::string label(SizeRule rule, const SizedOptions& options) {
   return "dim=" + std::to_string(Dim) + (std::is_same_v<T, float> ? " float" : " double") +
          (rule == SizeRule::sum ? " sum" : " max") + (options.levels ? " levels" : " single") +
-         " engine=" + std::string(spatialhash::engine_name(options.index.engine == Engine::automatic
-                                                               ? Engine::cell_list
-                                                               : options.index.engine));
+         " engine=" +
+         std::string(spatialhash::engine_name(
+             options.index.engine == Engine::automatic ? Engine::cell_list : options.index.engine));
 }
 
 /// Builds a SizedIndex on `p` converted to T and compares every query with the oracle.
@@ -163,8 +164,8 @@ TEST(SizedParticles, PowerLawSpanning100x) {
 TEST(SizedParticles, SeveralEngines) {
   const auto p = power_law<3>(800, 10.0, 0.1, 3.0, 4);
   const auto p2 = power_law<2>(800, 30.0, 0.1, 2.5, 4);
-  for (Engine e : {Engine::hashed_grid, Engine::cell_hash, Engine::sorted_index,
-                   Engine::brute_force}) {
+  for (Engine e :
+       {Engine::hashed_grid, Engine::cell_hash, Engine::sorted_index, Engine::brute_force}) {
     for (SizeRule rule : {SizeRule::sum, SizeRule::max}) {
       check<3, float>(p, rule, {.index = {.engine = e}});
       check<2, double>(p2, rule, {.index = {.engine = e, .threads = 2}});

@@ -90,10 +90,9 @@ class PointSets {
       });
       return;
     }
-    target.for_each_cross(sets_[a].points, kIndexRadius,
-                          [&f](std::size_t i, index_t j, double d2) {
-                            f(static_cast<index_t>(i), j, d2);
-                          });
+    target.for_each_cross(sets_[a].points, kIndexRadius, [&f](std::size_t i, index_t j, double d2) {
+      f(static_cast<index_t>(i), j, d2);
+    });
   }
 
   /// Every active pair at once; each block is computed by the parallel query above.
