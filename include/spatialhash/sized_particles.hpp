@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "spatialhash/function_ref.hpp"
