@@ -14,5 +14,7 @@
 
 #include "spatialhash/function_ref.hpp"
 #include "spatialhash/index.hpp"
+#include "spatialhash/point_sets.hpp"
 #include "spatialhash/points.hpp"
+#include "spatialhash/sized_particles.hpp"
 #include "spatialhash/types.hpp"

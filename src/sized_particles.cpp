@@ -1,0 +1,414 @@
+// SizedIndex: levels of Index by size class, candidate search per level and across levels, and
+// the exact size rule deciding every candidate (see sized_particles.hpp).
+#include "spatialhash/sized_particles.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include "engine_base.hpp"
+#include "sinks.hpp"
+#include "spatialhash/index.hpp"
+#include "threads.hpp"
+
+namespace spatialhash {
+
+namespace detail {
+
+namespace {
+
+/// At most this many size classes: a wider spread of radii coarsens the classes instead.
+constexpr double kMaxLevels = 64.0;
+/// Points of a smaller level handled by one parallel task of cross-level ball queries.
+constexpr std::size_t kCrossBlock = 2048;
+
+const char* axis_name(int k) {
+  return k == 0 ? "x" : (k == 1 ? "y" : "z");
+}
+
+/// Throws InvalidArgument for a null or too-narrow view, or a non-finite coordinate (naming the
+/// first bad point and axis).
+template <int Dim, class T>
+void check_points(const PointsView<Dim, T>& points) {
+  if (points.count > 0 && points.data == nullptr) {
+    throw InvalidArgument("spatialhash: null point data with a non-zero count");
+  }
+  if (points.stride < static_cast<std::size_t>(Dim)) {
+    throw InvalidArgument("spatialhash: stride " + std::to_string(points.stride) +
+                          " is smaller than the dimension " + std::to_string(Dim));
+  }
+  for (std::size_t i = 0; i < points.count; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      if (!std::isfinite(points.coord(i, k))) {
+        throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
+                              axis_name(k) + " coordinate");
+      }
+    }
+  }
+}
+
+/// The radii widened to double; throws InvalidArgument naming the first radius that is not
+/// finite and > 0, or a count that differs from the point count.
+template <class T>
+std::vector<double> checked_radii(std::span<const T> radii, std::size_t points) {
+  if (radii.size() != points) {
+    throw InvalidArgument("spatialhash: got " + std::to_string(radii.size()) + " radii for " +
+                          std::to_string(points) + " points");
+  }
+  std::vector<double> result(radii.begin(), radii.end());
+  for (std::size_t i = 0; i < result.size(); ++i) {
+    if (!std::isfinite(result[i]) || !(result[i] > 0.0)) {
+      throw InvalidArgument("spatialhash: radius " + std::to_string(i) +
+                            " must be finite and > 0, got " + std::to_string(result[i]));
+    }
+  }
+  return result;
+}
+
+/// The squared distance two particles may be apart and still be neighbors (the exact rule).
+inline double limit_squared(SizeRule rule, double ri, double rj) {
+  const double reach = rule == SizeRule::sum ? ri + rj : std::max(ri, rj);
+  return reach * reach;
+}
+
+}  // namespace
+
+/// One size class: an owned copy of its points (the Index borrows it; moving a std::vector keeps
+/// its buffer, so moving a Level keeps the Index valid), their radii and original indices.
+template <int Dim, class T>
+struct SizedLevel {
+  double max_radius = 0.0;             ///< largest radius in the class (R)
+  std::vector<T> coords;               ///< Dim values per member, in member order
+  std::vector<index_t> original;       ///< member -> index in the caller's array
+  std::vector<double> radii;           ///< member radii, in double
+  std::optional<Index<Dim, T>> index;  ///< built at index_radius()
+
+  std::size_t size() const { return original.size(); }
+  PointsView<Dim, T> view() const { return PointsView<Dim, T>(coords.data(), original.size()); }
+  std::array<double, Dim> position(std::size_t member) const {
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = static_cast<double>(coords[member * Dim + k]);
+    return p;
+  }
+};
+
+/// A unit of candidate search: the pairs inside level `from` (when to == from), or ball queries
+/// of members [begin, end) of level `from` into the larger level `to`.
+struct SizedTask {
+  std::size_t from, to, begin, end;
+};
+
+template <int Dim, class T>
+struct SizedLevels {
+  SizeRule rule = SizeRule::sum;
+  std::size_t count = 0;
+  int threads = 1;                         ///< for the array queries
+  std::vector<SizedLevel<Dim, T>> levels;  ///< ascending radii
+  std::vector<SizedTask> tasks;            ///< in-level tasks first (the largest), then cross
+
+  double index_radius(const SizedLevel<Dim, T>& level) const {
+    return rule == SizeRule::sum ? level.max_radius + level.max_radius : level.max_radius;
+  }
+
+  /// Gathers each level's points out of `points` into `out` (one buffer per level).
+  std::vector<std::vector<T>> gather(const PointsView<Dim, T>& points) const {
+    std::vector<std::vector<T>> out(levels.size());
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      out[l].reserve(levels[l].original.size() * Dim);
+      for (index_t i : levels[l].original) {
+        for (int k = 0; k < Dim; ++k) out[l].push_back(points.data[i * points.stride + k]);
+      }
+    }
+    return out;
+  }
+
+  /// Runs one task, calling emit(PairHit) for each neighbor pair (first < second, caller's
+  /// indices, exact d2).
+  template <class Emit>
+  void run(const SizedTask& task, Emit&& emit) const {
+    const SizedLevel<Dim, T>& from = levels[task.from];
+    const auto decide = [&](const SizedLevel<Dim, T>& other, std::size_t a, std::size_t b,
+                            double d2) {
+      if (d2 > limit_squared(rule, from.radii[a], other.radii[b])) return;
+      const index_t i = from.original[a], j = other.original[b];
+      emit(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
+    };
+    if (task.to == task.from) {
+      from.index->for_each_pair([&](index_t a, index_t b, double d2) { decide(from, a, b, d2); });
+      return;
+    }
+    const SizedLevel<Dim, T>& to = levels[task.to];
+    for (std::size_t a = task.begin; a < task.end; ++a) {
+      const double reach = rule == SizeRule::sum ? from.radii[a] + to.max_radius : to.max_radius;
+      to.index->for_each_in_ball(from.position(a), reach,
+                                 [&](index_t b, double d2) { decide(to, a, b, d2); });
+    }
+  }
+
+  /// Runs every task on `threads` threads; per_task(task number, task) does the work.
+  template <class PerTask>
+  void run_all(int threads, PerTask&& per_task) const {
+    const auto n = static_cast<std::int64_t>(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t t = 0; t < n; ++t) per_task(static_cast<std::size_t>(t), tasks[t]);
+  }
+
+  /// Every neighbor pair once, in task order (deterministic for a given input and options).
+  std::vector<PairHit> collect(int threads) const {
+    std::vector<std::vector<PairHit>> parts(tasks.size());
+    run_all(threads, [&](std::size_t t, const SizedTask& task) {
+      run(task, [&](const PairHit& h) { parts[t].push_back(h); });
+    });
+    std::vector<std::size_t> start(parts.size() + 1, 0);
+    for (std::size_t t = 0; t < parts.size(); ++t) start[t + 1] = start[t] + parts[t].size();
+    std::vector<PairHit> all(start.back());
+    const auto n = static_cast<std::int64_t>(parts.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t t = 0; t < n; ++t) {
+      std::copy(parts[t].begin(), parts[t].end(), all.begin() + start[t]);
+      std::vector<PairHit>().swap(parts[t]);
+    }
+    return all;
+  }
+};
+
+namespace {
+
+/// Splits the points into size classes (one class when `levels` is off) and builds their Index.
+template <int Dim, class T>
+void build_levels(SizedLevels<Dim, T>& s, const PointsView<Dim, T>& points,
+                  const std::vector<double>& radii, const SizedOptions& options) {
+  const std::size_t n = radii.size();
+  std::vector<std::size_t> class_of(n, 0);
+  if (options.levels && n > 0) {
+    const auto [lo, hi] = std::minmax_element(radii.begin(), radii.end());
+    const double spread = *hi / *lo;
+    double ratio = options.level_ratio;
+    if (std::log(spread) / std::log(ratio) > kMaxLevels) ratio = std::pow(spread, 1.0 / kMaxLevels);
+    // Class k holds radii in (bound[k-1], bound[k]]; only the order of classes matters for
+    // correctness (each level's own largest radius sizes its search).
+    std::vector<double> bound{*lo * ratio};
+    while (bound.back() < *hi) bound.push_back(bound.back() * ratio);
+    for (std::size_t i = 0; i < n; ++i) {
+      class_of[i] = static_cast<std::size_t>(
+          std::lower_bound(bound.begin(), bound.end(), radii[i]) - bound.begin());
+    }
+  }
+  const std::size_t classes = n == 0 ? 0 : *std::max_element(class_of.begin(), class_of.end()) + 1;
+  std::vector<std::size_t> level_of_class(classes, classes);
+  for (std::size_t i = 0; i < n; ++i) level_of_class[class_of[i]] = 0;  // mark non-empty
+  std::size_t used = 0;
+  for (std::size_t& l : level_of_class) l = l == 0 ? used++ : l;
+  s.levels.resize(used);
+  for (std::size_t i = 0; i < n; ++i) {
+    SizedLevel<Dim, T>& level = s.levels[level_of_class[class_of[i]]];
+    level.original.push_back(static_cast<index_t>(i));
+    level.radii.push_back(radii[i]);
+    level.max_radius = std::max(level.max_radius, radii[i]);
+  }
+  auto buffers = s.gather(points);
+  for (std::size_t l = 0; l < used; ++l) {
+    SizedLevel<Dim, T>& level = s.levels[l];
+    level.coords = std::move(buffers[l]);
+    const double radius = s.index_radius(level);
+    if (!std::isfinite(radius)) {
+      throw InvalidArgument("spatialhash: radius " + std::to_string(level.max_radius) +
+                            " is too large: the sum of two radii overflows double precision");
+    }
+    level.index.emplace(level.view(), radius, options.index);
+  }
+  for (std::size_t l = 0; l < used; ++l) s.tasks.push_back({l, l, 0, 0});
+  for (std::size_t from = 0; from < used; ++from) {
+    const std::size_t members = s.levels[from].original.size();
+    for (std::size_t to = from + 1; to < used; ++to) {
+      for (std::size_t b = 0; b < members; b += kCrossBlock) {
+        s.tasks.push_back({from, to, b, std::min(members, b + kCrossBlock)});
+      }
+    }
+  }
+}
+
+/// Sorts every row of `lists` by neighbor index, carrying distances along.
+void sort_rows(NeighborLists& lists, int threads) {
+  const auto n = static_cast<std::int64_t>(lists.size());
+  const bool with_distances = !lists.distances.empty();
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::size_t begin = lists.offsets[i], end = lists.offsets[i + 1];
+    if (!with_distances) {
+      std::sort(lists.indices.begin() + begin, lists.indices.begin() + end);
+      continue;
+    }
+    std::vector<std::pair<index_t, double>> row;
+    for (std::size_t k = begin; k < end; ++k)
+      row.emplace_back(lists.indices[k], lists.distances[k]);
+    std::sort(row.begin(), row.end());
+    for (std::size_t k = begin; k < end; ++k) {
+      lists.indices[k] = row[k - begin].first;
+      lists.distances[k] = row[k - begin].second;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+template <int Dim, class T>
+SizedIndex<Dim, T>::SizedIndex(PointsView<Dim, T> points, std::span<const T> radii, SizeRule rule,
+                               SizedOptions options) {
+  if (!std::isfinite(options.level_ratio) || !(options.level_ratio > 1.0)) {
+    throw InvalidArgument("spatialhash: level_ratio must be finite and > 1, got " +
+                          std::to_string(options.level_ratio));
+  }
+  if (rule != SizeRule::sum && rule != SizeRule::max) {
+    throw InvalidArgument("spatialhash: unknown SizeRule");
+  }
+  detail::check_points(points);
+  if (points.count >= std::numeric_limits<index_t>::max()) {
+    throw InvalidArgument("spatialhash: " + std::to_string(points.count) +
+                          " points exceed the 32-bit index limit");
+  }
+  const std::vector<double> widened = detail::checked_radii(radii, points.count);
+  levels_ = std::make_unique<detail::SizedLevels<Dim, T>>();
+  levels_->rule = rule;
+  levels_->count = points.count;
+  levels_->threads = detail::resolve_threads(options.index.threads);
+  detail::build_levels(*levels_, points, widened, options);
+}
+
+template <int Dim, class T>
+SizedIndex<Dim, T>::SizedIndex(std::span<const T> coords, std::span<const T> radii, SizeRule rule,
+                               SizedOptions options)
+    : SizedIndex(interleaved<Dim, T>(coords), radii, rule, options) {}
+
+template <int Dim, class T>
+SizedIndex<Dim, T>::SizedIndex(SizedIndex&&) noexcept = default;
+template <int Dim, class T>
+SizedIndex<Dim, T>& SizedIndex<Dim, T>::operator=(SizedIndex&&) noexcept = default;
+template <int Dim, class T>
+SizedIndex<Dim, T>::~SizedIndex() = default;
+
+template <int Dim, class T>
+std::size_t SizedIndex<Dim, T>::size() const {
+  return levels_->count;
+}
+template <int Dim, class T>
+SizeRule SizedIndex<Dim, T>::rule() const {
+  return levels_->rule;
+}
+template <int Dim, class T>
+std::size_t SizedIndex<Dim, T>::levels() const {
+  return levels_->levels.size();
+}
+
+template <int Dim, class T>
+void SizedIndex<Dim, T>::update(PointsView<Dim, T> points) {
+  if (points.size() != size()) {
+    throw InvalidArgument("spatialhash: update() got " + std::to_string(points.size()) +
+                          " points, the index holds " + std::to_string(size()));
+  }
+  detail::check_points(points);
+  auto& levels = levels_->levels;
+  auto fresh = levels_->gather(points);
+  std::size_t done = 0;
+  try {
+    for (; done < levels.size(); ++done) {
+      levels[done].index->update(PointsView<Dim, T>(fresh[done].data(), levels[done].size()));
+    }
+  } catch (...) {
+    // Put the levels already moved back on their old points: all or nothing.
+    for (std::size_t l = 0; l < done; ++l) levels[l].index->update(levels[l].view());
+    throw;
+  }
+  for (std::size_t l = 0; l < levels.size(); ++l) levels[l].coords.swap(fresh[l]);
+}
+
+template <int Dim, class T>
+void SizedIndex<Dim, T>::update(std::span<const T> coords) {
+  update(interleaved<Dim, T>(coords));
+}
+
+template <int Dim, class T>
+void SizedIndex<Dim, T>::for_each_pair_batch(
+    FunctionRef<void(std::span<const PairHit>)> visit) const {
+  detail::PairSink sink(visit);
+  for (const detail::SizedTask& task : levels_->tasks) {
+    levels_->run(task, [&](const PairHit& h) { sink.push(h); });
+  }
+  sink.flush();
+}
+
+template <int Dim, class T>
+PairList SizedIndex<Dim, T>::pairs(const SizedListOptions& options) const {
+  std::vector<PairHit> hits = levels_->collect(levels_->threads);
+  if (options.sorted) {
+    std::sort(hits.begin(), hits.end(), [](const PairHit& a, const PairHit& b) {
+      return Pair{a.first, a.second} < Pair{b.first, b.second};
+    });
+  }
+  PairList list;
+  list.pairs.resize(hits.size());
+  if (options.with_distances) list.distances.resize(hits.size());
+  const auto m = static_cast<std::int64_t>(hits.size());
+#pragma omp parallel for schedule(static) num_threads(levels_->threads)
+  for (std::int64_t k = 0; k < m; ++k) {
+    list.pairs[k] = Pair{hits[k].first, hits[k].second};
+    if (options.with_distances) list.distances[k] = std::sqrt(hits[k].distance_squared);
+  }
+  return list;
+}
+
+template <int Dim, class T>
+NeighborLists SizedIndex<Dim, T>::neighbor_lists(const SizedListOptions& options) const {
+  const std::vector<PairHit> hits = levels_->collect(levels_->threads);
+  const auto m = static_cast<std::int64_t>(hits.size());
+  NeighborLists lists;
+  lists.offsets.assign(size() + 1, 0);
+  // Count, prefix sums, fill: atomic counters and cursors, no locks.
+#pragma omp parallel for schedule(static) num_threads(levels_->threads)
+  for (std::int64_t k = 0; k < m; ++k) {
+    std::atomic_ref<std::size_t>(lists.offsets[hits[k].first + 1])
+        .fetch_add(1, std::memory_order_relaxed);
+    std::atomic_ref<std::size_t>(lists.offsets[hits[k].second + 1])
+        .fetch_add(1, std::memory_order_relaxed);
+  }
+  std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
+  lists.indices.resize(lists.offsets.back());
+  if (options.with_distances) lists.distances.resize(lists.offsets.back());
+  std::vector<std::size_t> cursor(lists.offsets.begin(), lists.offsets.end() - 1);
+  const auto put = [&](index_t row, index_t neighbor, double d2) {
+    const std::size_t at =
+        std::atomic_ref<std::size_t>(cursor[row]).fetch_add(1, std::memory_order_relaxed);
+    lists.indices[at] = neighbor;
+    if (options.with_distances) lists.distances[at] = std::sqrt(d2);
+  };
+#pragma omp parallel for schedule(static) num_threads(levels_->threads)
+  for (std::int64_t k = 0; k < m; ++k) {
+    put(hits[k].first, hits[k].second, hits[k].distance_squared);
+    put(hits[k].second, hits[k].first, hits[k].distance_squared);
+  }
+  if (options.sorted) detail::sort_rows(lists, levels_->threads);
+  return lists;
+}
+
+template <int Dim, class T>
+std::vector<index_t> SizedIndex<Dim, T>::neighbor_counts() const {
+  std::vector<index_t> counts(size(), 0);
+  levels_->run_all(levels_->threads, [&](std::size_t, const detail::SizedTask& task) {
+    levels_->run(task, [&](const PairHit& h) {
+      std::atomic_ref<index_t>(counts[h.first]).fetch_add(1, std::memory_order_relaxed);
+      std::atomic_ref<index_t>(counts[h.second]).fetch_add(1, std::memory_order_relaxed);
+    });
+  });
+  return counts;
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T) template class SizedIndex<D, T>;
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash
