@@ -3,8 +3,10 @@
 #include "spatialhash/sized_particles.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -23,8 +25,6 @@ namespace {
 
 /// At most this many size classes: a wider spread of radii coarsens the classes instead.
 constexpr double kMaxLevels = 64.0;
-/// Points of a smaller level handled by one parallel task of cross-level ball queries.
-constexpr std::size_t kCrossBlock = 2048;
 
 const char* axis_name(int k) {
   return k == 0 ? "x" : (k == 1 ? "y" : "z");
@@ -77,6 +77,140 @@ inline double limit_squared(SizeRule rule, double ri, double rj) {
 
 }  // namespace
 
+/// The points of one level sorted by cell of a dense lattice (cells numbered x fastest), for the
+/// cross-level searches: a query at p with reach w visits the rows of cells that meet the box
+/// p +- w, each row a contiguous run of points, and decides every candidate with the exact rule.
+/// The cell size only affects speed: candidates are never missed, see cells_of().
+template <int Dim, class T>
+struct SizedGrid {
+  std::array<double, Dim> origin{};
+  double edge = 1.0;
+  std::array<std::int64_t, Dim> dims{};  ///< cells per axis (>= 1)
+  std::vector<std::uint32_t> start;      ///< cell -> first sorted point; one past the last cell
+  std::vector<T> coords;                 ///< Dim values per sorted point
+  std::vector<double> radii;             ///< sorted point -> radius
+  std::vector<index_t> original;         ///< sorted point -> index in the caller's array
+
+  std::size_t size() const { return original.size(); }
+  std::array<double, Dim> position(std::size_t s) const {
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = static_cast<double>(coords[s * Dim + k]);
+    return p;
+  }
+
+  /// Cell of coordinate x on axis k, clamped into the lattice. Monotone in x (IEEE subtraction,
+  /// division and floor are), which is all the box search relies on.
+  std::int64_t cell(int k, double x) const {
+    const double c = std::floor((x - origin[k]) / edge);
+    return c <= 0.0 ? 0 : (c >= static_cast<double>(dims[k] - 1) ? dims[k] - 1 : std::int64_t(c));
+  }
+
+  /// Sorts `coords` (members in order, Dim values each) into cells of edge about `wanted`,
+  /// coarser where the lattice would have many more cells than points.
+  void build(const std::vector<T>& member_coords, const std::vector<double>& member_radii,
+             const std::vector<index_t>& member_original, double wanted) {
+    const std::size_t n = member_original.size();
+    std::array<double, Dim> lo, hi;
+    lo.fill(0.0);
+    hi.fill(0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int k = 0; k < Dim; ++k) {
+        const double x = member_coords[i * Dim + k];
+        lo[k] = i == 0 ? x : std::min(lo[k], x);
+        hi[k] = i == 0 ? x : std::max(hi[k], x);
+      }
+    }
+    origin = lo;
+    edge = wanted;
+    const double limit = 2.0 * static_cast<double>(n) + 64.0;
+    for (;;) {
+      double cells = 1.0;
+      for (int k = 0; k < Dim; ++k) cells *= std::floor((hi[k] - lo[k]) / edge) + 1.0;
+      if (cells <= limit) break;
+      edge *= std::pow(cells / limit, 1.0 / Dim) * 1.01;
+    }
+    std::size_t cells = 1;
+    for (int k = 0; k < Dim; ++k) {
+      dims[k] = static_cast<std::int64_t>(std::floor((hi[k] - lo[k]) / edge)) + 1;
+      cells *= static_cast<std::size_t>(dims[k]);
+    }
+    std::vector<std::uint32_t> cell_of(n);
+    start.assign(cells + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int64_t id = 0;
+      for (int k = Dim - 1; k >= 0; --k) id = id * dims[k] + cell(k, member_coords[i * Dim + k]);
+      cell_of[i] = static_cast<std::uint32_t>(id);
+      ++start[cell_of[i] + 1];
+    }
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<std::uint32_t> cursor(start.begin(), start.end() - 1);
+    coords.resize(n * Dim);
+    radii.resize(n);
+    original.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t s = cursor[cell_of[i]]++;
+      for (int k = 0; k < Dim; ++k) coords[s * Dim + k] = member_coords[i * Dim + k];
+      radii[s] = member_radii[i];
+      original[s] = member_original[i];
+    }
+  }
+
+  /// Cell range [lo, hi] per axis that holds every point whose exact d2 to p can be <= w * w.
+  /// Such a point has |x - p| <= w (1 + 2^-50) on each axis (fl(dx * dx) <= d2, then the
+  /// rounding of dx and of the square); the margin 2^-30 (w + |p|) also covers the rounding of
+  /// p -+ w', and cell() is monotone, so the point's cell lies in the range.
+  void cells_of(const std::array<double, Dim>& p, double w, std::array<std::int64_t, Dim>& lo,
+                std::array<std::int64_t, Dim>& hi) const {
+    constexpr double kMargin = 0x1p-30;
+    for (int k = 0; k < Dim; ++k) {
+      const double wide = w + kMargin * (w + std::abs(p[k]));
+      lo[k] = cell(k, p[k] - wide);
+      hi[k] = cell(k, p[k] + wide);
+    }
+  }
+
+  /// Calls f(sorted point, d2) for every point in the cells that meet the box p +- w (a
+  /// superset of the points with d2 <= w * w), d2 exact as in the rule.
+  /// Only sorted points >= `first` are visited.
+  template <class F>
+  void visit_box(const std::array<double, Dim>& p, double w, F&& f, std::uint32_t first = 0) const {
+    if (original.empty()) return;
+    std::array<std::int64_t, Dim> lo, hi;
+    cells_of(p, w, lo, hi);
+    const auto row = [&](std::int64_t first_cell, std::int64_t last_cell) {
+      for (std::uint32_t s = std::max(start[first_cell], first); s < start[last_cell + 1]; ++s) {
+        double d2 = 0.0;
+        for (int k = 0; k < Dim; ++k) {
+          const double d = static_cast<double>(coords[std::size_t{s} * Dim + k]) - p[k];
+          d2 += d * d;
+        }
+        f(s, d2);
+      }
+    };
+    if constexpr (Dim == 2) {
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y) row(y * dims[0] + lo[0], y * dims[0] + hi[0]);
+    } else {
+      for (std::int64_t z = lo[2]; z <= hi[2]; ++z) {
+        for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+          const std::int64_t base = (z * dims[1] + y) * dims[0];
+          row(base + lo[0], base + hi[0]);
+        }
+      }
+    }
+  }
+
+  /// Rough cost of one query with reach w: rows visited plus expected candidates.
+  double query_cost(double w) const {
+    double rows = 1.0, fraction = 1.0;
+    for (int k = 0; k < Dim; ++k) {
+      const double span = std::min(static_cast<double>(dims[k]), 2.0 * w / edge + 2.0);
+      if (k > 0) rows *= span;
+      fraction *= span / static_cast<double>(dims[k]);
+    }
+    return 8.0 + rows + fraction * static_cast<double>(size());
+  }
+};
+
 /// One size class: an owned copy of its points (the Index borrows it; moving a std::vector keeps
 /// its buffer, so moving a Level keeps the Index valid), their radii and original indices.
 template <int Dim, class T>
@@ -85,7 +219,8 @@ struct SizedLevel {
   std::vector<T> coords;               ///< Dim values per member, in member order
   std::vector<index_t> original;       ///< member -> index in the caller's array
   std::vector<double> radii;           ///< member radii, in double
-  std::optional<Index<Dim, T>> index;  ///< built at index_radius()
+  std::optional<Index<Dim, T>> index;  ///< built at index_radius(), for the pairs inside
+  SizedGrid<Dim, T> grid;              ///< the members by cell of edge R, for cross-level pairs
 
   std::size_t size() const { return original.size(); }
   PointsView<Dim, T> view() const { return PointsView<Dim, T>(coords.data(), original.size()); }
@@ -96,9 +231,12 @@ struct SizedLevel {
   }
 };
 
-/// A unit of candidate search: the pairs inside level `from` (when to == from), or ball queries
-/// of members [begin, end) of level `from` into the larger level `to`.
+/// A unit of candidate search: the pairs inside level `from` (when to == from), or box queries
+/// of members [begin, end) of level `from` into the grid of level `to` (smaller or larger: each
+/// pair of levels is searched once, from the side with the cheaper estimate).
 struct SizedTask {
+  enum Kind { index_pairs, grid_pairs, cross };
+  Kind kind;
   std::size_t from, to, begin, end;
 };
 
@@ -109,6 +247,49 @@ struct SizedLevels {
   int threads = 1;                         ///< for the array queries
   std::vector<SizedLevel<Dim, T>> levels;  ///< ascending radii
   std::vector<SizedTask> tasks;            ///< in-level tasks first (the largest), then cross
+
+  /// Reach of a box query from a member of radius r into a level of largest radius R.
+  double cross_reach(double r, double R) const {
+    return rule == SizeRule::sum ? r + R : std::max(r, R);
+  }
+
+  /// Splits the cross-level searches into tasks: for each pair of levels, the members of the
+  /// side whose queries are estimated cheaper go into the other side's grid.
+  void make_cross_tasks() {
+    constexpr double kTaskWork = 1 << 18;  // estimated candidates + rows per task
+    std::vector<SizedTask> cross;
+    for (std::size_t a = 0; a < levels.size(); ++a) {
+      for (std::size_t b = a + 1; b < levels.size(); ++b) {
+        const double reach = cross_reach(levels[a].max_radius, levels[b].max_radius);
+        const double a_into_b = levels[b].grid.query_cost(reach);
+        const double b_into_a = levels[a].grid.query_cost(reach);
+        const bool from_a = static_cast<double>(levels[a].size()) * a_into_b <=
+                            static_cast<double>(levels[b].size()) * b_into_a;
+        const std::size_t from = from_a ? a : b, to = from_a ? b : a;
+        const double per_query = from_a ? a_into_b : b_into_a;
+        const auto block = static_cast<std::size_t>(std::clamp(kTaskWork / per_query, 1.0, 4096.0));
+        for (std::size_t q = 0; q < levels[from].size(); q += block) {
+          cross.push_back(
+              {SizedTask::cross, from, to, q, std::min(levels[from].size(), q + block)});
+        }
+      }
+    }
+    std::vector<SizedTask> all;
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      if (levels[l].index) {
+        all.push_back({SizedTask::index_pairs, l, l, 0, 0});
+        continue;
+      }
+      const double per_query =
+          0.5 * levels[l].grid.query_cost(cross_reach(levels[l].max_radius, levels[l].max_radius));
+      const auto block = static_cast<std::size_t>(std::clamp(kTaskWork / per_query, 1.0, 4096.0));
+      for (std::size_t q = 0; q < levels[l].size(); q += block) {
+        all.push_back({SizedTask::grid_pairs, l, l, q, std::min(levels[l].size(), q + block)});
+      }
+    }
+    all.insert(all.end(), cross.begin(), cross.end());
+    tasks = std::move(all);
+  }
 
   double index_radius(const SizedLevel<Dim, T>& level) const {
     return rule == SizeRule::sum ? level.max_radius + level.max_radius : level.max_radius;
@@ -137,15 +318,40 @@ struct SizedLevels {
       const index_t i = from.original[a], j = other.original[b];
       emit(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
     };
-    if (task.to == task.from) {
+    if (task.kind == SizedTask::index_pairs) {
       from.index->for_each_pair([&](index_t a, index_t b, double d2) { decide(from, a, b, d2); });
       return;
     }
-    const SizedLevel<Dim, T>& to = levels[task.to];
+    if (task.kind == SizedTask::grid_pairs) {
+      // Sorted points [begin, end) of the level against the sorted points after them: each
+      // pair once. Same reach argument as below, with R the level's own largest radius.
+      const SizedGrid<Dim, T>& g = from.grid;
+      for (std::size_t s = task.begin; s < task.end; ++s) {
+        const double rs = g.radii[s];
+        const index_t i = g.original[s];
+        g.visit_box(
+            g.position(s), cross_reach(rs, from.max_radius),
+            [&](std::uint32_t t, double d2) {
+              if (d2 > limit_squared(rule, rs, g.radii[t])) return;
+              const index_t j = g.original[t];
+              emit(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
+            },
+            static_cast<std::uint32_t>(s + 1));
+      }
+      return;
+    }
+    // rj <= R for every member j of `to`, and rounding is monotone, so the rule's reach of a
+    // pair (a, j) is <= reach(ra, R): the box query with that reach sees every neighbor.
+    const SizedGrid<Dim, T>& to = levels[task.to].grid;
     for (std::size_t a = task.begin; a < task.end; ++a) {
-      const double reach = rule == SizeRule::sum ? from.radii[a] + to.max_radius : to.max_radius;
-      to.index->for_each_in_ball(from.position(a), reach,
-                                 [&](index_t b, double d2) { decide(to, a, b, d2); });
+      const double ra = from.radii[a];
+      const double reach = cross_reach(ra, levels[task.to].max_radius);
+      const index_t i = from.original[a];
+      to.visit_box(from.position(a), reach, [&](std::uint32_t s, double d2) {
+        if (d2 > limit_squared(rule, ra, to.radii[s])) return;
+        const index_t j = to.original[s];
+        emit(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
+      });
     }
   }
 
@@ -219,17 +425,16 @@ void build_levels(SizedLevels<Dim, T>& s, const PointsView<Dim, T>& points,
       throw InvalidArgument("spatialhash: radius " + std::to_string(level.max_radius) +
                             " is too large: the sum of two radii overflows double precision");
     }
-    level.index.emplace(level.view(), radius, options.index);
+    // With several levels the grids below find every pair, in-level ones too; a single level
+    // (equal radii, or levels off) is searched by its Index.
+    if (used == 1) level.index.emplace(level.view(), radius, options.index);
   }
-  for (std::size_t l = 0; l < used; ++l) s.tasks.push_back({l, l, 0, 0});
-  for (std::size_t from = 0; from < used; ++from) {
-    const std::size_t members = s.levels[from].original.size();
-    for (std::size_t to = from + 1; to < used; ++to) {
-      for (std::size_t b = 0; b < members; b += kCrossBlock) {
-        s.tasks.push_back({from, to, b, std::min(members, b + kCrossBlock)});
-      }
+  if (used > 1) {
+    for (SizedLevel<Dim, T>& level : s.levels) {
+      level.grid.build(level.coords, level.radii, level.original, level.max_radius);
     }
   }
+  s.make_cross_tasks();
 }
 
 /// Sorts every row of `lists` by neighbor index, carrying distances along.
@@ -314,17 +519,28 @@ void SizedIndex<Dim, T>::update(PointsView<Dim, T> points) {
   detail::check_points(points);
   auto& levels = levels_->levels;
   auto fresh = levels_->gather(points);
+  std::vector<detail::SizedGrid<Dim, T>> grids(levels.size());
+  for (std::size_t l = 0; levels.size() > 1 && l < levels.size(); ++l) {
+    grids[l].build(fresh[l], levels[l].radii, levels[l].original, levels[l].max_radius);
+  }
   std::size_t done = 0;
   try {
     for (; done < levels.size(); ++done) {
+      if (!levels[done].index) continue;
       levels[done].index->update(PointsView<Dim, T>(fresh[done].data(), levels[done].size()));
     }
   } catch (...) {
     // Put the levels already moved back on their old points: all or nothing.
-    for (std::size_t l = 0; l < done; ++l) levels[l].index->update(levels[l].view());
+    for (std::size_t l = 0; l < done; ++l) {
+      if (levels[l].index) levels[l].index->update(levels[l].view());
+    }
     throw;
   }
-  for (std::size_t l = 0; l < levels.size(); ++l) levels[l].coords.swap(fresh[l]);
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    levels[l].coords.swap(fresh[l]);
+    levels[l].grid = std::move(grids[l]);
+  }
+  levels_->make_cross_tasks();
 }
 
 template <int Dim, class T>

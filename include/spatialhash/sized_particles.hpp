@@ -13,11 +13,15 @@
 //
 // How it stays fast when a few particles are much larger than the rest: points are grouped into
 // levels by size class (radii within a factor SizedOptions::level_ratio of each other), each level
-// has its own Index with cells sized for its own largest radius R. Pairs inside a level come from
-// that level's pair search at radius 2R (sum) or R (max); pairs between a smaller level and a
-// larger one come from ball queries of each smaller point into the larger level's index, at
-// radius ri + R (sum) or R (max). Every candidate is then decided by the rule above. Rounding is
-// monotone, so ri, rj <= R implies ri + rj <= R + R and the candidate search never misses a pair.
+// sorted by cell of a grid sized for its own largest radius R. A point of radius r searches a
+// level of largest radius R with reach r + R (sum) or max(r, R) (max): the cells meeting the box
+// of that half-width around it. Pairs inside a level are searched once from the earlier point in
+// cell order; for two levels, only the side whose queries are estimated cheaper searches the
+// other (for a power law, the few large points search the many small ones). Every candidate is
+// then decided by the rule above, on the exact d2. Rounding is monotone, so rj <= R implies
+// ri + rj <= ri + R and the search never misses a pair; the box carries a relative margin that
+// covers the rounding of d2 and of the cell computation. A single level (equal radii, or levels
+// off) is searched by an Index at radius 2R (sum) or R (max) instead.
 #pragma once
 
 #include <cstddef>
