@@ -238,6 +238,25 @@ TEST(SizedParticles, OneHugeParticleAmongSmallOnes) {
   }
 }
 
+TEST(SizedParticles, SparseClustersAndBalancedLevels) {
+  // Clusters 1e6 apart: the per-level grids must coarsen their cells (a dense lattice at the
+  // radius would be huge) and still find every pair. Two levels of equal counts make the
+  // cross-level search run from the smaller radii into the larger ones too.
+  Particles p;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 300; ++i) {
+      for (int k = 0; k < 3; ++k) p.xyz.push_back(1e6 * c * (k + 1) + 20.0 * unit(rng));
+      p.radii.push_back(i % 2 == 0 ? 0.5 + 0.5 * unit(rng) : 2.5 + 1.5 * unit(rng));
+    }
+  }
+  for (SizeRule rule : {SizeRule::sum, SizeRule::max}) {
+    check<3, double>(p, rule);
+    check<3, float>(p, rule);
+  }
+}
+
 TEST(SizedParticles, EmptyAndSinglePoint) {
   check_all<3>(Particles{});
   check_all<2>(Particles{{1.0, 2.0}, {0.5}});
