@@ -44,7 +44,8 @@ enum class SizeRule {
 
 /// Construction options of a SizedIndex.
 struct SizedOptions {
-  /// Options of every per-level Index (engine, threads).
+  /// threads: for the array queries. engine: of the Index that searches a single level (equal
+  /// radii, or levels off); with several levels the per-level grids search instead.
   Options index{};
   /// true: one grid per size class (the fast scheme). false: a single grid sized for the largest
   /// radius, every pair filtered by the rule; kept for comparison (bench/sized_vs_single_grid).
