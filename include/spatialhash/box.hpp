@@ -22,9 +22,8 @@ struct PeriodicBox {
 
 /// The periodic image of x in [lower, upper) (requires upper > lower, both finite, x finite):
 ///   x itself when lower <= x < upper; otherwise w = x - floor((x - lower) / L) * L with
-///   L = upper - lower, each operation rounded to double, then moved by one L if rounding left it
-///   outside, and set to `lower` if it still lies outside (x just below a seam, where the exact
-///   image rounds to `upper`, which is the same point as `lower`).
+///   L = upper - lower, each operation rounded to double, and `lower` instead if rounding left
+///   w outside [lower, upper) (x is then within rounding of a seam, where upper is lower).
 /// The result always lies in [lower, upper) and differs from an exact image of x by at most a
 /// few rounding errors of |x|. Indexes wrap with exactly this function.
 double wrap_coordinate(double x, double lower, double upper);

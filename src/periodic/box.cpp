@@ -12,13 +12,11 @@ namespace spatialhash {
 double wrap_coordinate(double x, double lower, double upper) {
   if (x >= lower && x < upper) return x;  // points inside the box are never moved
   const double edge = upper - lower;
-  double w = x - std::floor((x - lower) / edge) * edge;
-  if (w < lower) w += edge;   // the quotient rounded up across an integer
-  if (w >= upper) w -= edge;  // ... or down
-  // Still outside: x lies within rounding of a seam, where the exact image rounds to `upper`,
-  // the same point as `lower` (also catches an overflowing x - lower).
-  if (!(w >= lower && w < upper)) w = lower;
-  return w;
+  const double w = x - std::floor((x - lower) / edge) * edge;
+  // Rounding can leave w just outside the box, within a few rounding errors of |x| from a seam,
+  // where lower and upper are the same point: that is `lower`. (Also catches x - lower
+  // overflowing to infinity.)
+  return w >= lower && w < upper ? w : lower;
 }
 
 template <int Dim>

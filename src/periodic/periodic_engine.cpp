@@ -55,10 +55,12 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const PeriodicImages<Dim>& images = images_;
     auto forward = [&](std::span<const PairHit> batch) {
       for (const PairHit& h : batch) {
-        if (images.is_ghost(h.first)) continue;  // ghost-ghost (a < b: reals come first)
+        // One test keeps exactly (real, real) and (real a, ghost b) with a < origin(b): a ghost's
+        // id is at least n, above every caller index, so (ghost, ghost) always fails it.
         const index_t j = images.original(h.second);
-        if (h.first < j)
+        if (h.first < j) {
           sink.push(PairHit{h.first, j, h.distance_squared, images.shift_of(h.second)});
+        }
       }
     };
     PairSink inner_sink(forward);
