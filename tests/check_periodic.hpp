@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -155,13 +156,27 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
       want_lists[p.second].push_back(p.first);
     }
     for (auto& row : want_lists) std::sort(row.begin(), row.end());
-    const auto lists = index.neighbor_lists({.sorted = true});
+    const auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
+    const auto unsorted = index.neighbor_lists();
     const auto counts = index.neighbor_counts();
     ASSERT_EQ(lists.size(), n);
+    ASSERT_EQ(unsorted.size(), n);
+    // The distance of pair (i, j) as the oracle decided it (from the smaller index's side).
+    std::map<std::pair<std::size_t, std::size_t>, double> distance;
+    for (const auto& p : want) distance[{p.first, p.second}] = std::sqrt(p.distance_squared);
     for (std::size_t i = 0; i < n; ++i) {
       const std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
                                          lists.indices.begin() + lists.offsets[i + 1]);
       ASSERT_EQ(row, want_lists[i]) << "list of point " << i;
+      for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
+        const std::size_t j = lists.indices[k];
+        ASSERT_EQ(lists.distances[k], distance.at({std::min(i, j), std::max(i, j)}))
+            << "distance of " << i << "," << j;
+      }
+      std::vector<std::size_t> urow(unsorted.indices.begin() + unsorted.offsets[i],
+                                    unsorted.indices.begin() + unsorted.offsets[i + 1]);
+      std::sort(urow.begin(), urow.end());
+      ASSERT_EQ(urow, want_lists[i]) << "unsorted list of point " << i;
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
     }
   }

@@ -219,6 +219,27 @@ TEST_P(Periodic, UpdateWithDriftingPoints) {
   check_drift<3, float>(GetParam());
 }
 
+/// Two points whose distance across the face rounds to either side of r depending on which one
+/// is imaged (w_a + L and w_b - L round differently): the rule decides from the smaller index, in
+/// pairs and lists alike, so the lists stay symmetric. Both orders, found by a search in double.
+TEST_P(Periodic, TieAcrossAFaceIsDecidedFromTheSmallerIndex) {
+  const auto box = cube<2>(0.0, 1.0, all_periodic<2>());
+  for (const auto& [a, b, r] : std::vector<std::array<double, 3>>{
+           {0.70095973559571423, 0.00038494610807679084, 0.29942521051236248},
+           {0.63379328354217901, 0.0067593218543279977, 0.37296603831214897}}) {
+    const double via_b = (a - (b + 1.0)) * (a - (b + 1.0));  // a first: b is imaged
+    const double via_a = (b - (a - 1.0)) * (b - (a - 1.0));  // b first: a is imaged
+    ASSERT_NE(via_b <= r * r, via_a <= r * r) << "not a tie that depends on the side";
+    for (const auto& xy :
+         {std::vector<double>{a, 0.5, b, 0.5}, std::vector<double>{b, 0.5, a, 0.5}}) {
+      Options options = GetParam();
+      options.threads = 1;  // two points: spare the OpenMP start-up
+      check_periodic<2, double>(options, PeriodicCase<2>{"tie", box, xy, r});
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Periodic, ::testing::ValuesIn(engine_cases()), engine_case_label);
 
 // ---- The wrapping formula, against an independent one in long double ----------------------

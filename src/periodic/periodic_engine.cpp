@@ -14,7 +14,11 @@
 // inner engine's argument order does not matter.
 #include "periodic_engine.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "periodic_images.hpp"
 
@@ -66,6 +70,63 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     PairSink inner_sink(forward);
     inner_->pairs(radius, inner_sink);
     inner_sink.flush();
+  }
+
+  /// The inner engine's lists (parallel, and faster than the generic ones built from pairs),
+  /// cut to the rule: row i keeps real neighbors (a distance is symmetric, so these rows are
+  /// already symmetric) and ghosts of larger indices j, exactly the pairs pairs() reports; each
+  /// such ghost entry is mirrored into row j, replacing row j's own view of the ghost of i
+  /// (evaluated from the other side, it may round differently at a tie). Rows list kept entries
+  /// first, mirrored ones after them in no fixed order.
+  NeighborLists neighbor_lists(double radius, bool with_distances) const override {
+    const NeighborLists inner = inner_->neighbor_lists(radius, with_distances);
+    const PeriodicImages<Dim>& images = images_;
+    const std::size_t n = images.reals;
+    const auto rows = static_cast<std::int64_t>(n);
+    const int threads = this->context_.threads;
+    // Pass 1: per row, the entries it keeps; per point, the rows that keep one of its ghosts.
+    std::vector<index_t> kept(n, 0), mirrored(n, 0);
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      index_t count = 0;
+      for (std::size_t k = inner.offsets[i]; k < inner.offsets[i + 1]; ++k) {
+        const index_t j = images.original(inner.indices[k]);
+        if (!images.is_ghost(inner.indices[k])) {
+          ++count;
+        } else if (static_cast<index_t>(i) < j) {
+          ++count;
+          std::atomic_ref<index_t>(mirrored[j]).fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      kept[i] = count;
+    }
+    NeighborLists lists;
+    lists.offsets.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      lists.offsets[i + 1] = lists.offsets[i] + kept[i] + mirrored[i];
+    lists.indices.resize(lists.offsets[n]);
+    if (with_distances) lists.distances.resize(lists.offsets[n]);
+    // Pass 2: fill; mirrored[j] becomes the cursor of row j's mirrored part.
+    std::fill(mirrored.begin(), mirrored.end(), index_t{0});
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      std::size_t slot = lists.offsets[i];
+      for (std::size_t k = inner.offsets[i]; k < inner.offsets[i + 1]; ++k) {
+        const index_t id = inner.indices[k];
+        const index_t j = images.original(id);
+        if (images.is_ghost(id) && !(static_cast<index_t>(i) < j)) continue;
+        lists.indices[slot] = j;
+        if (with_distances) lists.distances[slot] = inner.distances[k];
+        ++slot;
+        if (!images.is_ghost(id)) continue;
+        const std::size_t mirror =
+            lists.offsets[j] + kept[j] +
+            std::atomic_ref<index_t>(mirrored[j]).fetch_add(1, std::memory_order_relaxed);
+        lists.indices[mirror] = static_cast<index_t>(i);
+        if (with_distances) lists.distances[mirror] = inner.distances[k];
+      }
+    }
+    return lists;
   }
 
   void ball(const Position& center, double radius, HitSink& sink) const override {
