@@ -56,14 +56,21 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   void pairs(double radius, PairSink& sink) const override {
-    const PeriodicImages<Dim>& images = images_;
+    // Locals, so the compiler need not reload them after every write into the sink.
+    const index_t reals = static_cast<index_t>(images_.reals);
+    const index_t* origin = images_.origin.data();
+    const std::array<std::int8_t, 3>* shift = images_.shift.data();
     auto forward = [&](std::span<const PairHit> batch) {
       for (const PairHit& h : batch) {
-        // One test keeps exactly (real, real) and (real a, ghost b) with a < origin(b): a ghost's
-        // id is at least n, above every caller index, so (ghost, ghost) always fails it.
-        const index_t j = images.original(h.second);
-        if (h.first < j) {
-          sink.push(PairHit{h.first, j, h.distance_squared, images.shift_of(h.second)});
+        if (h.second < reals) {  // both real (reals come first, and first < second)
+          sink.push(h);
+          continue;
+        }
+        // (real a, ghost b) is kept when a < origin(b); a ghost's id is at least n, above every
+        // caller index, so (ghost, ghost) always fails the same test.
+        const index_t ghost = h.second - reals;
+        if (h.first < origin[ghost]) {
+          sink.push(PairHit{h.first, origin[ghost], h.distance_squared, shift[ghost]});
         }
       }
     };
