@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "../engine_base.hpp"
 
@@ -97,6 +98,11 @@ PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const Period
   }
   for (std::size_t i = 0; i < n; ++i) first_ghost[i + 1] += first_ghost[i];
   const std::size_t ghosts = first_ghost[n];
+  if (n + ghosts >= std::numeric_limits<index_t>::max()) {
+    throw InvalidArgument("spatialhash: " + std::to_string(n) + " points and their " +
+                          std::to_string(ghosts) +
+                          " periodic images near the box faces exceed the 32-bit index limit");
+  }
   images.coords = std::move(wrapped);
   images.coords.resize((n + ghosts) * Dim);
   images.origin.resize(ghosts);
