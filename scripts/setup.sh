@@ -10,6 +10,7 @@ packages=(
   clang-format
   python3 python3-dev python3-pip python3-setuptools python3-pybind11 pybind11-dev
   python3-numpy python3-scipy python3-pytest python3-hypothesis python3-matplotlib python3-sklearn
+  gromacs-data
 )
 
 missing=()

@@ -30,6 +30,10 @@ struct Context {
 /// first problem (see validate.cpp).
 template <int Dim, class T>
 Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads);
+/// The same checks without the lattice (grid left default), for engines that build their
+/// lattice over other coordinates (the periodic engine wraps the points first).
+template <int Dim, class T>
+Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int threads);
 
 template <int Dim, class T>
 class EngineBase {

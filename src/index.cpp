@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine_base.hpp"
+#include "periodic/periodic_engine.hpp"
 #include "threads.hpp"
 
 namespace spatialhash {
@@ -59,14 +60,18 @@ void sort_pairs(PairList& list) {
   list = std::move(sorted);
 }
 
-}  // namespace
-
-template <int Dim, class T>
-Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options) {
+void check_options(const Options& options) {
   if (options.cell_subdivision < 0 || options.cell_subdivision > 2) {
     throw InvalidArgument("spatialhash: cell_subdivision must be 0, 1 or 2, got " +
                           std::to_string(options.cell_subdivision));
   }
+}
+
+}  // namespace
+
+template <int Dim, class T>
+Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options) {
+  check_options(options);
   auto context = detail::make_context(points, radius, options.threads);
   context.cell_subdivision = options.cell_subdivision;
   engine_ = detail::make_engine(options.engine, context);
@@ -75,6 +80,22 @@ Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options) 
 template <int Dim, class T>
 Index<Dim, T>::Index(std::span<const T> coords, double radius, Options options)
     : Index(interleaved<Dim, T>(coords), radius, options) {}
+
+template <int Dim, class T>
+Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, const PeriodicBox<Dim>& box,
+                     Options options) {
+  check_options(options);
+  // No lattice over the caller's coordinates: they may lie far outside the box.
+  auto context = detail::make_point_context(points, radius, options.threads);
+  context.cell_subdivision = options.cell_subdivision;
+  engine_ = detail::make_periodic_engine(options.engine, context, box);
+  box_ = box;
+}
+
+template <int Dim, class T>
+Index<Dim, T>::Index(std::span<const T> coords, double radius, const PeriodicBox<Dim>& box,
+                     Options options)
+    : Index(interleaved<Dim, T>(coords), radius, box, options) {}
 
 template <int Dim, class T>
 Index<Dim, T>::Index(Index&&) noexcept = default;
@@ -106,7 +127,8 @@ void Index<Dim, T>::update(PointsView<Dim, T> points) {
     throw InvalidArgument("spatialhash: update() got " + std::to_string(points.size()) +
                           " points, the index holds " + std::to_string(size()));
   }
-  auto context = detail::make_context(points, radius(), threads());
+  auto context = box_ ? detail::make_point_context(points, radius(), threads())
+                      : detail::make_context(points, radius(), threads());
   context.cell_subdivision = engine_->context().cell_subdivision;
   engine_->update(context);
 }

@@ -58,8 +58,17 @@ GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
   return g;
 }
 
+namespace {
+
+/// The points' bounding box, after every check of make_context but the lattice's.
+template <int Dim>
+struct Bounds {
+  std::array<double, Dim> lower{}, upper{};
+  int workers = 1;
+};
+
 template <int Dim, class T>
-Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads) {
+Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads) {
   if (!std::isfinite(radius) || !(radius > 0.0)) {
     throw InvalidArgument("spatialhash: radius must be finite and > 0, got " +
                           std::to_string(radius));
@@ -123,18 +132,36 @@ Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threa
     }
   }
   if (points.count == 0) lower = upper = std::array<double, Dim>{};
+  return {lower, upper, workers};
+}
+
+}  // namespace
+
+template <int Dim, class T>
+Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int threads) {
   Context<Dim, T> context;
   context.points = points;
   context.radius = radius;
-  context.threads = workers;
-  context.grid = GridGeometry<Dim>::make(lower, upper, radius);
+  context.threads = checked_bounds(points, radius, threads).workers;
+  return context;
+}
+
+template <int Dim, class T>
+Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads) {
+  const Bounds<Dim> bounds = checked_bounds(points, radius, threads);
+  Context<Dim, T> context;
+  context.points = points;
+  context.radius = radius;
+  context.threads = bounds.workers;
+  context.grid = GridGeometry<Dim>::make(bounds.lower, bounds.upper, radius);
   return context;
 }
 
 template struct GridGeometry<2>;
 template struct GridGeometry<3>;
-#define SPATIALHASH_INSTANTIATE(D, T) \
-  template Context<D, T> make_context(PointsView<D, T>, double, int);
+#define SPATIALHASH_INSTANTIATE(D, T)                                 \
+  template Context<D, T> make_context(PointsView<D, T>, double, int); \
+  template Context<D, T> make_point_context(PointsView<D, T>, double, int);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

@@ -13,6 +13,15 @@
 // Pairs at exactly distance r and coincident points are neighbors; a point is never its own.
 // A query may use a radius smaller than the index radius, never a larger one.
 //
+// Periodic boxes (box.hpp): an index built with a PeriodicBox applies the minimum-image rule.
+// Each point x is first wrapped, w = wrap_into(box, x) (points outside the box are accepted; the
+// results are those of the wrapped points). Points i < j are neighbors iff some shift s, with
+// components in {-1, 0, 1} on periodic axes and 0 on open ones, gives d2 <= r*r where
+// d = w_i - (w_j + s*L) per axis, the image w_j + s*L rounded to double first, and d2 summed as
+// above. The radius must be below half the edge L of every periodic axis, so at most one s
+// qualifies: each pair is reported once, with that s as PairHit::shift. A ball query wraps its
+// center c the same way and reports j iff some s gives |c - (w_j + s*L)|^2 <= r*r.
+//
 // Threading: construction and the array-returning queries use Options::threads threads. Callback
 // queries call the callback from the calling thread only, one batch at a time, so callbacks need
 // no locking. They allocate nothing per result: batches live on the stack, and a pair search
@@ -21,9 +30,11 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "spatialhash/box.hpp"
 #include "spatialhash/function_ref.hpp"
 #include "spatialhash/points.hpp"
 #include "spatialhash/types.hpp"
@@ -53,6 +64,13 @@ class Index {
   Index(PointsView<Dim, T> points, double radius, Options options = {});
   /// Same, for an interleaved x,y[,z] array whose length must be a multiple of Dim.
   Index(std::span<const T> coords, double radius, Options options = {});
+  /// Indexes `points` in a periodic box (see the rule above). Throws InvalidArgument, naming the
+  /// axis, for a periodic axis with non-finite bounds, upper <= lower, or a radius not below
+  /// half its edge; otherwise as the constructors without a box.
+  Index(PointsView<Dim, T> points, double radius, const PeriodicBox<Dim>& box,
+        Options options = {});
+  Index(std::span<const T> coords, double radius, const PeriodicBox<Dim>& box,
+        Options options = {});
 
   Index(Index&&) noexcept;
   Index& operator=(Index&&) noexcept;
@@ -63,10 +81,12 @@ class Index {
   /// The engine in use (never Engine::automatic).
   Engine engine() const;
   int threads() const;
+  /// The periodic box, if the index has one.
+  const std::optional<PeriodicBox<Dim>>& box() const { return box_; }
 
-  /// Re-indexes after the points moved (same count, same radius). Engines that support it move
-  /// only the points whose cell changed (cell_hash); the others rebuild. On bad input it throws
-  /// and leaves the index as it was.
+  /// Re-indexes after the points moved (same count, same radius, same box). Engines that support it
+  /// move only the points whose cell changed (cell_hash); the others rebuild. On bad input it
+  /// throws and leaves the index as it was.
   void update(PointsView<Dim, T> points);
   void update(std::span<const T> coords);
 
@@ -133,6 +153,7 @@ class Index {
   double checked_query_radius(double radius) const;
 
   std::unique_ptr<detail::EngineBase<Dim, T>> engine_;
+  std::optional<PeriodicBox<Dim>> box_;
 };
 
 }  // namespace spatialhash

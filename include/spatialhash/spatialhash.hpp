@@ -12,6 +12,7 @@
 // Include this header and use spatialhash::Index<Dim, T>.
 #pragma once
 
+#include "spatialhash/box.hpp"
 #include "spatialhash/function_ref.hpp"
 #include "spatialhash/index.hpp"
 #include "spatialhash/point_sets.hpp"

@@ -2,6 +2,7 @@
 // containers. Everything here is a plain value type.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -72,6 +73,12 @@ struct PairHit {
   index_t first;
   index_t second;
   double distance_squared;
+  /// The image of `second` that is the neighbor of `first`, in box edges per axis (axes beyond
+  /// the dimension stay 0): distance_squared is the distance between w_first and
+  /// w_second + shift * L, where w are the wrapped coordinates (wrap_into, box.hpp) and L the box
+  /// edges. So in a simulation the difference vector is w_first - (w_second + shift * L). All
+  /// zero for an index without a periodic box, and for pairs found inside the box.
+  std::array<std::int8_t, 3> shift{};
 };
 
 /// All pairs within the radius, each unordered pair once (first < second).

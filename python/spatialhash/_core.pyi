@@ -8,7 +8,12 @@ def split_rows(offsets: np.ndarray, indices: np.ndarray) -> np.ndarray: ...
 
 class Index:
     def __init__(
-        self, points: np.ndarray, radius: float, engine: str = ..., threads: int = ...
+        self,
+        points: np.ndarray,
+        radius: float,
+        engine: str = ...,
+        threads: int = ...,
+        boxsize: List[float] = ...,
     ) -> None: ...
     @property
     def dim(self) -> int: ...

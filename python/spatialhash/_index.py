@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._inputs import (
+    as_boxsize,
     as_engine,
     as_points,
     as_positions,
@@ -46,6 +47,12 @@ class Index:
         ``"automatic"``.
     threads : int, optional
         Worker threads for building and for array queries; None or -1 means all cores.
+    boxsize : float or array_like of shape (m,), optional
+        Periodic boundaries, as in ``scipy.spatial.cKDTree``: axis k is periodic with the box
+        ``[0, boxsize[k])`` (a scalar applies to every axis) when its entry is finite and > 0;
+        an entry of 0, below 0 or inf leaves that axis open. Neighbors follow the minimum-image
+        convention; unlike cKDTree, points outside the box are accepted and wrapped (results are
+        those of the wrapped points). The radius must be below half of every periodic edge.
 
     Neighbor rule
     -------------
@@ -70,12 +77,17 @@ class Index:
         *,
         engine: Optional[str] = None,
         threads: Optional[int] = None,
+        boxsize: Any = None,
     ) -> None:
         data = as_points(points)
         value = as_real(radius, "radius")
         name = as_engine(engine, _core.engine_names())
-        self._core = _core.Index(data, value, name, as_threads(threads))
+        box = as_boxsize(boxsize, data.shape[1])
+        self._core = _core.Index(
+            data, value, name, as_threads(threads), [] if box is None else box.tolist()
+        )
         self._data = data
+        self._boxsize = box
 
     # ---- properties ---------------------------------------------------------------------------
 
@@ -97,6 +109,11 @@ class Index:
         return self._core.dim
 
     @property
+    def boxsize(self) -> Optional[FloatArray]:
+        """The periodic box edges (one per axis; 0, negative or inf: open axis), or None."""
+        return None if self._boxsize is None else self._boxsize.copy()
+
+    @property
     def radius(self) -> float:
         """The index radius: default and upper limit of every query radius."""
         return self._core.radius
@@ -115,14 +132,15 @@ class Index:
         return self._core.size
 
     def __repr__(self) -> str:
+        box = "" if self._boxsize is None else f", boxsize={self._boxsize.tolist()!r}"
         return (
             f"spatialhash.Index(n={self.n}, dim={self.m}, dtype={self._data.dtype}, "
-            f"radius={self.radius!r}, engine={self.engine!r}, threads={self.threads})"
+            f"radius={self.radius!r}, engine={self.engine!r}, threads={self.threads}{box})"
         )
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         """Pickles the points and settings; unpickling builds the index again."""
-        return (_rebuild, (self._data, self.radius, self.engine, self.threads))
+        return (_rebuild, (self._data, self.radius, self.engine, self.threads, self._boxsize))
 
     # ---- SciPy-compatible queries -------------------------------------------------------------
 
@@ -330,6 +348,12 @@ class Index:
         return flat
 
 
-def _rebuild(points: np.ndarray, radius: float, engine: str, threads: int) -> Index:
+def _rebuild(
+    points: np.ndarray,
+    radius: float,
+    engine: str,
+    threads: int,
+    boxsize: Optional[np.ndarray] = None,
+) -> Index:
     """Unpickling helper (see Index.__reduce__)."""
-    return Index(points, radius, engine=engine, threads=threads)
+    return Index(points, radius, engine=engine, threads=threads, boxsize=boxsize)

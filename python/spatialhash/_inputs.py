@@ -107,6 +107,26 @@ def check_choice(value: Any, name: str, choices: tuple) -> str:
     return value
 
 
+def as_boxsize(boxsize: Any, dim: int) -> Optional[np.ndarray]:
+    """SciPy's boxsize: None, a scalar for every axis, or one entry per axis, as a float64 array
+    of `dim` entries. An entry > 0 and finite makes its axis periodic with the box [0, entry);
+    0, a negative value or inf leaves the axis open (as in cKDTree). NaN is refused."""
+    if boxsize is None:
+        return None
+    array = _numeric_array(boxsize, "boxsize").astype(np.float64)
+    if array.ndim == 0:
+        array = np.full(dim, float(array))
+    if array.shape != (dim,):
+        raise ValueError(
+            f"boxsize must be a scalar or have {dim} entries (one per axis), got shape "
+            f"{array.shape}"
+        )
+    for axis in range(dim):
+        if math.isnan(array[axis]):
+            raise ValueError(f"boxsize[{axis}] (axis {axis}, {'xyz'[axis]}) is nan")
+    return array
+
+
 def _numeric_array(value: Any, name: str) -> np.ndarray:
     try:
         array = np.asarray(value)

@@ -14,8 +14,9 @@ namespace {
 template <int Dim, class T>
 class TypedIndex final : public AnyIndex {
  public:
-  TypedIndex(std::span<const T> coords, double radius, Options options)
-      : index_(coords, radius, options) {}
+  TypedIndex(std::span<const T> coords, double radius, Options options,
+             std::span<const double> boxsize)
+      : index_(make_index(coords, radius, options, boxsize)) {}
 
   int dim() const override { return Dim; }
   std::size_t size() const override { return index_.size(); }
@@ -100,6 +101,21 @@ class TypedIndex final : public AnyIndex {
   }
 
  private:
+  static Index<Dim, T> make_index(std::span<const T> coords, double radius, Options options,
+                                  std::span<const double> boxsize) {
+    if (boxsize.empty()) return Index<Dim, T>(coords, radius, options);
+    if (boxsize.size() != static_cast<std::size_t>(Dim)) {
+      throw InvalidArgument("spatialhash: boxsize has " + std::to_string(boxsize.size()) +
+                            " entries for points of dimension " + std::to_string(Dim));
+    }
+    PeriodicBox<Dim> box;
+    for (int k = 0; k < Dim; ++k) {
+      box.periodic[k] = std::isfinite(boxsize[k]) && boxsize[k] > 0.0;
+      box.upper[k] = box.periodic[k] ? boxsize[k] : 0.0;
+    }
+    return Index<Dim, T>(coords, radius, box, options);
+  }
+
   /// Names the first bad position or radius before any search starts.
   void check_balls(const PointsView<Dim, double>& positions, std::span<const double> radii) const {
     if (radii.size() != positions.size()) {
@@ -131,17 +147,19 @@ class TypedIndex final : public AnyIndex {
 
 template <class T>
 std::unique_ptr<AnyIndex> make_typed(int dim, std::span<const T> coords, double radius,
-                                     Options options) {
-  if (dim == 2) return std::make_unique<TypedIndex<2, T>>(coords, radius, options);
-  if (dim == 3) return std::make_unique<TypedIndex<3, T>>(coords, radius, options);
+                                     Options options, std::span<const double> boxsize) {
+  if (dim == 2) return std::make_unique<TypedIndex<2, T>>(coords, radius, options, boxsize);
+  if (dim == 3) return std::make_unique<TypedIndex<3, T>>(coords, radius, options, boxsize);
   throw InvalidArgument("spatialhash: points must have 2 or 3 coordinates, got " +
                         std::to_string(dim));
 }
 
 }  // namespace
 
-std::unique_ptr<AnyIndex> make_any_index(int dim, Coords coords, double radius, Options options) {
-  return std::visit([&](auto span) { return make_typed(dim, span, radius, options); }, coords);
+std::unique_ptr<AnyIndex> make_any_index(int dim, Coords coords, double radius, Options options,
+                                         std::span<const double> boxsize) {
+  return std::visit([&](auto span) { return make_typed(dim, span, radius, options, boxsize); },
+                    coords);
 }
 
 }  // namespace spatialhash::python

@@ -46,7 +46,10 @@ class AnyIndex {
 };
 
 /// Builds the Index<dim, T> matching the precision of `coords` (dim is 2 or 3). Throws
-/// InvalidArgument for every bad input, as Index does.
-std::unique_ptr<AnyIndex> make_any_index(int dim, Coords coords, double radius, Options options);
+/// InvalidArgument for every bad input, as Index does. A non-empty `boxsize` (dim entries, SciPy's
+/// convention) makes the index periodic in the box [0, boxsize[k]) on every axis k whose entry is
+/// finite and > 0; the other axes are open.
+std::unique_ptr<AnyIndex> make_any_index(int dim, Coords coords, double radius, Options options,
+                                         std::span<const double> boxsize = {});
 
 }  // namespace spatialhash::python

@@ -4,6 +4,7 @@
 #include "py_index.hpp"
 
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <shared_mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "any_index.hpp"
 #include "numpy_out.hpp"
@@ -86,7 +88,9 @@ class PyIndex {
   }
 
  public:
-  PyIndex(py::array points, double radius, const std::string& engine, int threads)
+  /// An empty `boxsize` means no periodic box (see make_any_index for the convention).
+  PyIndex(py::array points, double radius, const std::string& engine, int threads,
+          const std::vector<double>& boxsize)
       : points_(std::move(points)) {
     const Coords coords = coords_of(points_);
     if (threads < 0 || threads > kMaxThreads) {
@@ -99,7 +103,7 @@ class PyIndex {
     const int dim = static_cast<int>(points_.shape(1));
     {
       py::gil_scoped_release nogil;
-      index_ = make_any_index(dim, coords, radius, options);
+      index_ = make_any_index(dim, coords, radius, options, boxsize);
     }
     // update() keeps all of these, so they are read here once and never race with it.
     dim_ = index_->dim();
@@ -202,8 +206,9 @@ void bind_index(py::module_& module) {
   py::class_<PyIndex>(module, "Index",
                       "Low-level index over a C-contiguous float32/float64 (n, 2|3) array. Use "
                       "spatialhash.Index, which converts input and offers SciPy-style methods.")
-      .def(py::init<py::array, double, const std::string&, int>(), py::arg("points"),
-           py::arg("radius"), py::arg("engine") = "automatic", py::arg("threads") = 0)
+      .def(py::init<py::array, double, const std::string&, int, const std::vector<double>&>(),
+           py::arg("points"), py::arg("radius"), py::arg("engine") = "automatic",
+           py::arg("threads") = 0, py::arg("boxsize") = std::vector<double>{})
       .def_property_readonly("dim", &PyIndex::dim)
       .def_property_readonly("size", &PyIndex::size)
       .def_property_readonly("radius", &PyIndex::radius)

@@ -1,0 +1,212 @@
+// check_periodic: builds a periodic index with one engine on one point set and compares every
+// query (pairs with their shifts, lists, counts, smaller radius, balls, cross) with the
+// explicit-image brute force of periodic_oracle.hpp.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "periodic_oracle.hpp"
+#include "spatialhash/spatialhash.hpp"
+
+/// A test point set in a periodic box.
+template <int Dim>
+struct PeriodicCase {
+  std::string name;
+  spatialhash::PeriodicBox<Dim> box;
+  std::vector<double> xyz;  ///< interleaved; may lie outside the box
+  double radius;
+};
+
+template <int Dim>
+periodic_oracle::Box<Dim> oracle_box(const spatialhash::PeriodicBox<Dim>& box) {
+  periodic_oracle::Box<Dim> b;
+  for (int k = 0; k < Dim; ++k) {
+    b.edge[k] = box.upper[k] - box.lower[k];
+    b.periodic[k] = box.periodic[k];
+  }
+  return b;
+}
+
+/// The coordinates wrapped as the index wraps them (wrap_into, tested on its own).
+template <int Dim, class T>
+std::vector<double> wrapped_coords(const std::vector<T>& coords,
+                                   const spatialhash::PeriodicBox<Dim>& box) {
+  std::vector<double> wrapped(coords.size());
+  for (std::size_t i = 0; i < coords.size() / Dim; ++i) {
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = static_cast<double>(coords[i * Dim + k]);
+    const auto w = spatialhash::wrap_into(box, p);
+    for (int k = 0; k < Dim; ++k) wrapped[i * Dim + k] = w[k];
+  }
+  return wrapped;
+}
+
+/// Pairs by callback, as oracle records (shift widened to int, unused axes must be 0).
+template <int Dim, class T>
+std::vector<periodic_oracle::PairImage> pairs_by_callback(const spatialhash::Index<Dim, T>& index,
+                                                          double radius) {
+  std::vector<periodic_oracle::PairImage> got;
+  index.for_each_pair_batch(
+      [&](std::span<const spatialhash::PairHit> batch) {
+        for (const auto& h : batch) {
+          got.push_back(
+              {h.first, h.second, {h.shift[0], h.shift[1], h.shift[2]}, h.distance_squared});
+        }
+      },
+      radius);
+  std::sort(got.begin(), got.end());
+  return got;
+}
+
+/// Ball centers: some points (as given, possibly outside the box), the box corners and points
+/// just inside and outside them, and random positions from one edge below to one edge above.
+template <int Dim>
+std::vector<std::array<double, Dim>> periodic_probes(const PeriodicCase<Dim>& c,
+                                                     std::uint64_t seed) {
+  std::vector<std::array<double, Dim>> probes;
+  const std::size_t n = c.xyz.size() / Dim;
+  for (std::size_t i = 0; i < n; i += std::max<std::size_t>(1, n / 12)) {
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = c.xyz[i * Dim + k];
+    probes.push_back(p);
+  }
+  for (int corner = 0; corner < (1 << Dim); ++corner) {
+    for (double nudge : {0.0, 1e-9, -1e-9, 0.25 * c.radius}) {
+      std::array<double, Dim> p;
+      for (int k = 0; k < Dim; ++k) {
+        p[k] = ((corner >> k) & 1) ? c.box.upper[k] - nudge : c.box.lower[k] + nudge;
+      }
+      probes.push_back(p);
+    }
+  }
+  std::mt19937_64 g(seed);
+  for (int s = 0; s < 12; ++s) {
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) {
+      const double edge = c.box.upper[k] - c.box.lower[k];
+      p[k] =
+          std::uniform_real_distribution<double>(c.box.lower[k] - edge, c.box.upper[k] + edge)(g);
+    }
+    probes.push_back(p);
+  }
+  return probes;
+}
+
+template <int Dim, class T>
+void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>& c) {
+  using spatialhash::index_t;
+  const std::vector<T> coords(c.xyz.begin(), c.xyz.end());
+  const std::size_t n = coords.size() / Dim;
+  const double r = c.radius;
+  const spatialhash::Index<Dim, T> index(std::span<const T>(coords), r, c.box, options);
+  ASSERT_EQ(index.size(), n);
+  ASSERT_TRUE(index.box().has_value());
+  const std::vector<double> wrapped = wrapped_coords<Dim>(coords, c.box);
+  const auto box = oracle_box(c.box);
+
+  std::size_t ambiguous = 0;
+  const auto want = periodic_oracle::pairs<Dim>(wrapped, box, r, &ambiguous);
+  ASSERT_EQ(ambiguous, 0u) << "test set has a pair with two images within r";
+
+  // Pairs once by callback, each with the oracle's shift and squared distance (so the
+  // difference vector rebuilt from the shift has exactly the reported length).
+  {
+    const auto got = pairs_by_callback(index, spatialhash::kIndexRadius);
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      ASSERT_LT(got[k].first, got[k].second) << "pair not ordered or a self pair";
+      if (k > 0) {
+        ASSERT_FALSE(got[k].first == got[k - 1].first && got[k].second == got[k - 1].second)
+            << "pair " << got[k].first << "," << got[k].second << " reported twice";
+      }
+      if (Dim == 2) {
+        ASSERT_EQ(got[k].shift[2], 0);
+      }
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(got[k].first, want[k].first) << "pair " << k;
+      ASSERT_EQ(got[k].second, want[k].second) << "pair " << k;
+      ASSERT_EQ(got[k].shift, want[k].shift)
+          << "shift of pair " << got[k].first << "," << got[k].second;
+      ASSERT_EQ(got[k].distance_squared, want[k].distance_squared) << "pair " << k;
+    }
+  }
+  // Pair arrays, sorted, with distances.
+  {
+    const auto list = index.pairs({.sorted = true, .with_distances = true});
+    ASSERT_EQ(list.pairs.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(list.pairs[k].first, want[k].first);
+      ASSERT_EQ(list.pairs[k].second, want[k].second);
+      ASSERT_EQ(list.distances[k], std::sqrt(want[k].distance_squared));
+    }
+  }
+  // Full lists (symmetric, as the oracle's) and counts.
+  {
+    std::vector<std::vector<std::size_t>> want_lists(n);
+    for (const auto& p : want) {
+      want_lists[p.first].push_back(p.second);
+      want_lists[p.second].push_back(p.first);
+    }
+    for (auto& row : want_lists) std::sort(row.begin(), row.end());
+    const auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
+    const auto unsorted = index.neighbor_lists();
+    const auto counts = index.neighbor_counts();
+    ASSERT_EQ(lists.size(), n);
+    ASSERT_EQ(unsorted.size(), n);
+    // The distance of pair (i, j) as the oracle decided it (from the smaller index's side).
+    std::map<std::pair<std::size_t, std::size_t>, double> distance;
+    for (const auto& p : want) distance[{p.first, p.second}] = std::sqrt(p.distance_squared);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
+                                         lists.indices.begin() + lists.offsets[i + 1]);
+      ASSERT_EQ(row, want_lists[i]) << "list of point " << i;
+      for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
+        const std::size_t j = lists.indices[k];
+        ASSERT_EQ(lists.distances[k], distance.at({std::min(i, j), std::max(i, j)}))
+            << "distance of " << i << "," << j;
+      }
+      std::vector<std::size_t> urow(unsorted.indices.begin() + unsorted.offsets[i],
+                                    unsorted.indices.begin() + unsorted.offsets[i + 1]);
+      std::sort(urow.begin(), urow.end());
+      ASSERT_EQ(urow, want_lists[i]) << "unsorted list of point " << i;
+      ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
+    }
+  }
+  // A smaller query radius on the same index.
+  {
+    const auto got = pairs_by_callback(index, 0.55 * r);
+    ASSERT_EQ(got, periodic_oracle::pairs<Dim>(wrapped, box, 0.55 * r));
+  }
+  // Ball queries and the cross query over the same positions.
+  const auto probes = periodic_probes(c, n + 5);
+  for (double qr : {r, 0.37 * r}) {
+    for (const auto& p : probes) {
+      const auto got = index.ball(p, qr, true);
+      const auto want_ball =
+          periodic_oracle::ball<Dim>(wrapped, box, spatialhash::wrap_into(c.box, p), qr);
+      ASSERT_EQ(std::vector<std::size_t>(got.begin(), got.end()), want_ball)
+          << "ball at (" << p[0] << ", " << p[1] << ") r=" << qr;
+    }
+  }
+  {
+    std::vector<double> queries;
+    for (const auto& p : probes) queries.insert(queries.end(), p.begin(), p.end());
+    const auto cross = index.cross(
+        spatialhash::PointsView<Dim, double>(queries.data(), probes.size()), {.sorted = true});
+    for (std::size_t q = 0; q < probes.size(); ++q) {
+      const std::vector<std::size_t> row(cross.indices.begin() + cross.offsets[q],
+                                         cross.indices.begin() + cross.offsets[q + 1]);
+      ASSERT_EQ(row, periodic_oracle::ball<Dim>(wrapped, box,
+                                                spatialhash::wrap_into(c.box, probes[q]), r))
+          << "cross row " << q;
+    }
+  }
+}

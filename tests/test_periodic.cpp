@@ -1,0 +1,364 @@
+// Periodic boxes: every engine, 2D and 3D, float and double, against the explicit-image brute
+// force (check_periodic.hpp) on the edge cases of issue 6: subsets of periodic axes, points far
+// outside the box, boxes only 2.1 r wide, exact ties across the faces, the seam itself; plus the
+// wrapping formula, the refusals and update() with drifting points.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check_periodic.hpp"
+#include "engine_cases.hpp"
+#include "expect_error.hpp"
+
+namespace {
+
+using spatialhash::Index;
+using spatialhash::Options;
+using spatialhash::PeriodicBox;
+
+template <int Dim>
+PeriodicBox<Dim> cube(double lower, double upper, std::array<bool, Dim> periodic) {
+  PeriodicBox<Dim> box;
+  box.lower.fill(lower);
+  box.upper.fill(upper);
+  box.periodic = periodic;
+  return box;
+}
+
+template <int Dim>
+std::array<bool, Dim> all_periodic() {
+  std::array<bool, Dim> p;
+  p.fill(true);
+  return p;
+}
+
+/// n points uniform in the box on periodic axes and in [lower - 3, upper + 3) on open ones.
+template <int Dim>
+std::vector<double> uniform_in(const PeriodicBox<Dim>& box, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<double> xyz;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      const double slack = box.periodic[k] ? 0.0 : 3.0;
+      xyz.push_back(
+          std::uniform_real_distribution<double>(box.lower[k] - slack, box.upper[k] + slack)(g));
+    }
+  }
+  return xyz;
+}
+
+/// The same points moved by random whole numbers of box edges (-5 .. 5) on periodic axes.
+template <int Dim>
+std::vector<double> displaced(const PeriodicBox<Dim>& box, std::vector<double> xyz,
+                              std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<int> boxes(-5, 5);
+  for (std::size_t i = 0; i < xyz.size(); ++i) {
+    const int k = static_cast<int>(i % Dim);
+    if (box.periodic[k]) xyz[i] += boxes(g) * (box.upper[k] - box.lower[k]);
+  }
+  return xyz;
+}
+
+/// A full lattice of spacing `a` filling [lower, upper) with upper - lower a multiple of a.
+template <int Dim>
+std::vector<double> lattice(double lower, double a, int per_axis) {
+  std::vector<double> xyz;
+  const int zs = Dim == 3 ? per_axis : 1;
+  for (int z = 0; z < zs; ++z)
+    for (int y = 0; y < per_axis; ++y)
+      for (int x = 0; x < per_axis; ++x) {
+        const int idx[3] = {x, y, z};
+        for (int k = 0; k < Dim; ++k) xyz.push_back(lower + idx[k] * a);
+      }
+  return xyz;
+}
+
+template <int Dim>
+std::vector<PeriodicCase<Dim>> periodic_cases() {
+  std::vector<PeriodicCase<Dim>> cases;
+  const auto box = cube<Dim>(-1.5, 3.5, all_periodic<Dim>());
+  cases.push_back({"uniform", box, uniform_in(box, 400, 1), 0.6});
+  // Subsets of periodic axes: the open ones hold points beyond the (ignored) bounds.
+  std::array<bool, Dim> mixed{}, other{};
+  for (int k = 0; k < Dim; ++k) mixed[k] = k % 2 == 0, other[k] = k % 2 == 1;
+  const auto mixed_box = cube<Dim>(0.0, 4.0, mixed), other_box = cube<Dim>(0.0, 4.0, other);
+  cases.push_back({"periodic_x_z", mixed_box, uniform_in(mixed_box, 400, 2), 0.7});
+  cases.push_back({"periodic_y", other_box, uniform_in(other_box, 400, 3), 0.7});
+  // Far outside, negative included: results are those of the wrapped points.
+  cases.push_back({"outside", box, displaced(box, uniform_in(box, 300, 4), 5), 0.6});
+  // Boxes only 2.1 r wide: every stencil wraps onto itself, most points have several ghosts.
+  const auto narrow = cube<Dim>(0.0, 2.1, all_periodic<Dim>());
+  cases.push_back({"narrow", narrow, uniform_in(narrow, 120, 6), 1.0});
+  // Ties: a lattice of spacing 0.25 filling [-1, 1): pairs at exactly r across every face.
+  const auto unit = cube<Dim>(-1.0, 1.0, all_periodic<Dim>());
+  cases.push_back({"lattice_r2a", unit, lattice<Dim>(-1.0, 0.25, 8), 0.5});
+  cases.push_back({"lattice_ra", unit, lattice<Dim>(-1.0, 0.25, 8), 0.25});
+  // The seam: points exactly on the faces, just inside and just outside them.
+  std::vector<double> seam = uniform_in(unit, 60, 7);
+  for (double x : {-1.0, 1.0, std::nextafter(1.0, 0.0), std::nextafter(-1.0, -2.0), 3.0, -3.0,
+                   -1e-30, 1.0 + 1e-12}) {
+    for (int k = 0; k < Dim; ++k) seam.push_back(k == 0 ? x : 0.9);
+  }
+  cases.push_back({"seam", unit, seam, 0.45});
+  return cases;
+}
+
+class Periodic : public ::testing::TestWithParam<Options> {};
+
+/// One thread: these many small queries are the oracle comparison, and idle OpenMP workers
+/// spinning on a busy 2-core CI machine made them 8x slower. Threads are covered by the update
+/// and lattice tests (default threads) and by every engine's own tests.
+template <int Dim, class T>
+void check_all(Options options) {
+  options.threads = 1;
+  for (const auto& c : periodic_cases<Dim>()) {
+    SCOPED_TRACE(c.name);
+    check_periodic<Dim, T>(options, c);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST_P(Periodic, Matches2DFloat) {
+  check_all<2, float>(GetParam());
+}
+TEST_P(Periodic, Matches2DDouble) {
+  check_all<2, double>(GetParam());
+}
+TEST_P(Periodic, Matches3DFloat) {
+  check_all<3, float>(GetParam());
+}
+TEST_P(Periodic, Matches3DDouble) {
+  check_all<3, double>(GetParam());
+}
+
+/// Coordinates that are exact in float (multiples of 1/16, box edge 8) moved by whole boxes
+/// wrap back exactly, so the index must give identical results, shifts included.
+template <int Dim, class T>
+void check_outside_equals_wrapped(const Options& options) {
+  const auto box = cube<Dim>(-2.0, 6.0, all_periodic<Dim>());
+  std::mt19937_64 g(11);
+  std::uniform_int_distribution<int> sixteenths(-32, 95);
+  std::vector<T> inside;
+  for (int i = 0; i < 300 * Dim; ++i) inside.push_back(static_cast<T>(sixteenths(g) / 16.0));
+  const std::vector<double> far_d =
+      displaced(box, std::vector<double>(inside.begin(), inside.end()), 12);
+  const std::vector<T> far(far_d.begin(), far_d.end());
+  ASSERT_NE(far, inside);
+  const Index<Dim, T> a(std::span<const T>(inside), 1.0, box, options);
+  const Index<Dim, T> b(std::span<const T>(far), 1.0, box, options);
+  const auto want = pairs_by_callback(a, spatialhash::kIndexRadius);
+  ASSERT_FALSE(want.empty());
+  ASSERT_EQ(pairs_by_callback(b, spatialhash::kIndexRadius), want);
+  ASSERT_EQ(b.neighbor_counts(), a.neighbor_counts());
+}
+
+TEST_P(Periodic, OutsideEqualsWrapped) {
+  check_outside_equals_wrapped<2, float>(GetParam());
+  check_outside_equals_wrapped<3, float>(GetParam());
+  check_outside_equals_wrapped<3, double>(GetParam());
+}
+
+/// In a full periodic lattice every point sees the same neighborhood: its count equals the
+/// number of nonzero integer vectors v with |v| a <= r, counted here by enumeration.
+template <int Dim, class T>
+void check_lattice_counts(const Options& options) {
+  const auto box = cube<Dim>(-1.0, 1.0, all_periodic<Dim>());
+  const std::vector<double> xyz = lattice<Dim>(-1.0, 0.25, 8);
+  const std::vector<T> coords(xyz.begin(), xyz.end());
+  for (int steps : {1, 2, 3}) {
+    const double r = 0.25 * steps;
+    std::size_t expected = 0;
+    for (int x = -steps; x <= steps; ++x)
+      for (int y = -steps; y <= steps; ++y)
+        for (int z = (Dim == 3 ? -steps : 0); z <= (Dim == 3 ? steps : 0); ++z)
+          if (x * x + y * y + z * z <= steps * steps && (x | y | z) != 0) ++expected;
+    const Index<Dim, T> index(std::span<const T>(coords), r, box, options);
+    for (auto count : index.neighbor_counts()) ASSERT_EQ(count, expected) << "r = " << r;
+  }
+}
+
+TEST_P(Periodic, LatticeCountsAreTranslationInvariant) {
+  check_lattice_counts<2, float>(GetParam());
+  check_lattice_counts<3, double>(GetParam());
+}
+
+/// Points drift out of the box over several update() steps, never wrapped by the caller.
+template <int Dim, class T>
+void check_drift(const Options& options) {
+  const auto box = cube<Dim>(0.0, 3.0, all_periodic<Dim>());
+  const double r = 0.5;
+  std::vector<double> xyz = uniform_in(box, 250, 21);
+  std::vector<T> coords(xyz.begin(), xyz.end());
+  Index<Dim, T> index(std::span<const T>(coords), r, box, options);
+  std::mt19937_64 g(22);
+  std::normal_distribution<double> step(0.0, 0.4);
+  for (int t = 0; t < 4; ++t) {
+    for (double& x : xyz) x += step(g) + (t == 2 ? 7.0 : 0.0);  // one step jumps boxes away
+    coords.assign(xyz.begin(), xyz.end());
+    index.update(std::span<const T>(coords));
+    const auto wrapped = wrapped_coords<Dim>(coords, box);
+    ASSERT_EQ(pairs_by_callback(index, spatialhash::kIndexRadius),
+              periodic_oracle::pairs<Dim>(wrapped, oracle_box(box), r))
+        << "step " << t;
+  }
+  // A failed update leaves the index answering for the points it had.
+  const auto before = pairs_by_callback(index, spatialhash::kIndexRadius);
+  std::vector<T> bad = coords;
+  bad[Dim * 7 + 1] = std::numeric_limits<T>::quiet_NaN();
+  expect_error([&] { index.update(std::span<const T>(bad)); }, "point 7");
+  ASSERT_EQ(pairs_by_callback(index, spatialhash::kIndexRadius), before);
+}
+
+TEST_P(Periodic, UpdateWithDriftingPoints) {
+  check_drift<2, double>(GetParam());
+  check_drift<3, float>(GetParam());
+}
+
+/// Two points whose distance across the face rounds to either side of r depending on which one
+/// is imaged (w_a + L and w_b - L round differently): the rule decides from the smaller index, in
+/// pairs and lists alike, so the lists stay symmetric. Both orders, found by a search in double.
+TEST_P(Periodic, TieAcrossAFaceIsDecidedFromTheSmallerIndex) {
+  const auto box = cube<2>(0.0, 1.0, all_periodic<2>());
+  for (const auto& [a, b, r] : std::vector<std::array<double, 3>>{
+           {0.70095973559571423, 0.00038494610807679084, 0.29942521051236248},
+           {0.63379328354217901, 0.0067593218543279977, 0.37296603831214897}}) {
+    const double via_b = (a - (b + 1.0)) * (a - (b + 1.0));  // a first: b is imaged
+    const double via_a = (b - (a - 1.0)) * (b - (a - 1.0));  // b first: a is imaged
+    ASSERT_NE(via_b <= r * r, via_a <= r * r) << "not a tie that depends on the side";
+    for (const auto& xy :
+         {std::vector<double>{a, 0.5, b, 0.5}, std::vector<double>{b, 0.5, a, 0.5}}) {
+      Options options = GetParam();
+      options.threads = 1;  // two points: spare the OpenMP start-up
+      check_periodic<2, double>(options, PeriodicCase<2>{"tie", box, xy, r});
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, Periodic, ::testing::ValuesIn(engine_cases()), engine_case_label);
+
+// ---- The wrapping formula, against an independent one in long double ----------------------
+
+TEST(PeriodicWrap, MatchesIndependentFormula) {
+  std::mt19937_64 g(31);
+  const std::vector<std::pair<double, double>> boxes = {
+      {0.0, 1.0}, {-1.5, 3.5}, {596700.0, 596710.0}, {-1e-3, 2e-3}, {0.1, 0.7}};
+  for (const auto& [lower, upper] : boxes) {
+    const double edge = upper - lower;
+    for (double span : {0.5, 3.0, 1e3, 1e9}) {
+      std::uniform_real_distribution<double> u(lower - span * edge, upper + span * edge);
+      for (int s = 0; s < 2000; ++s) {
+        const double x = u(g);
+        const double w = spatialhash::wrap_coordinate(x, lower, upper);
+        ASSERT_GE(w, lower);
+        ASSERT_LT(w, upper);
+        if (x >= lower && x < upper) {
+          ASSERT_EQ(w, x) << "a point inside the box moved";
+        }
+        // Independent: the residue in long double, compared modulo the edge.
+        const long double e = edge;
+        long double ref = std::fmod(static_cast<long double>(x) - lower, e);
+        if (ref < 0) ref += e;
+        long double diff = std::fabs((static_cast<long double>(w) - lower) - ref);
+        diff = std::min(diff, e - diff);  // a residue near e and one near 0 are the same point
+        const double tolerance = 8 * std::numeric_limits<double>::epsilon() *
+                                 (std::fabs(x) + std::fabs(lower) + std::fabs(upper));
+        ASSERT_LE(static_cast<double>(diff), tolerance)
+            << "x = " << x << " in [" << lower << ", " << upper << ")";
+      }
+    }
+  }
+}
+
+TEST(PeriodicWrap, JustBelowEverySeam) {
+  // x one ulp on either side of lower + m L: where (x - lower) / L rounds onto an integer, the
+  // first estimate lands just outside the box and must be corrected.
+  int on_seam = 0;
+  for (const auto& [lower, upper] : std::vector<std::pair<double, double>>{
+           {0.0, 3.0}, {0.0, 0.1}, {-0.3, 0.4}, {1.0, 8.7}, {-5.0, -4.9}}) {
+    const double edge = upper - lower;
+    for (int m = -2000; m <= 2000; ++m) {
+      for (double toward : {-1e300, 1e300}) {
+        const double x = std::nextafter(lower + m * edge, toward);
+        const double w = spatialhash::wrap_coordinate(x, lower, upper);
+        ASSERT_GE(w, lower) << x;
+        ASSERT_LT(w, upper) << x;
+        const double residue = std::fmod(x - lower, edge);
+        const double near_seam = std::min(std::fabs(residue), edge - std::fabs(residue));
+        if (near_seam < 1e-9 * edge) {
+          ++on_seam;
+          // An image of a point next to the seam lies next to lower or next to upper.
+          ASSERT_TRUE(w - lower < 1e-9 * edge || upper - w < 1e-9 * edge) << x;
+        }
+      }
+    }
+  }
+  EXPECT_GT(on_seam, 1000);
+}
+
+TEST(PeriodicWrap, SeamAndFaces) {
+  EXPECT_EQ(spatialhash::wrap_coordinate(1.0, 0.0, 1.0), 0.0);
+  EXPECT_EQ(spatialhash::wrap_coordinate(0.0, 0.0, 1.0), 0.0);
+  EXPECT_EQ(spatialhash::wrap_coordinate(-1.0, 0.0, 1.0), 0.0);
+  EXPECT_EQ(spatialhash::wrap_coordinate(2.25, 0.0, 1.0), 0.25);
+  EXPECT_EQ(spatialhash::wrap_coordinate(-0.75, 0.0, 1.0), 0.25);
+  // 1 - 1e-20 rounds to 1, the same point as 0: the result must be 0, never 1.
+  EXPECT_EQ(spatialhash::wrap_coordinate(-1e-20, 0.0, 1.0), 0.0);
+  const double below = std::nextafter(0.0, -1.0);
+  EXPECT_LT(spatialhash::wrap_coordinate(below, 0.0, 1.0), 1.0);
+  const double huge = spatialhash::wrap_coordinate(1e300, -1.0, 1.0);
+  EXPECT_TRUE(huge >= -1.0 && huge < 1.0);
+  // x - lower overflows: still a coordinate in the box.
+  EXPECT_EQ(spatialhash::wrap_coordinate(1.7e308, -1e308, 0.0), -1e308);
+  const auto w = spatialhash::wrap_into(cube<3>(0.0, 2.0, {true, false, true}), {-0.5, -7.0, 4.5});
+  EXPECT_EQ(w, (std::array<double, 3>{1.5, -7.0, 0.5}));  // the open axis stays
+}
+
+// ---- Refusals -----------------------------------------------------------------------------
+
+TEST(PeriodicErrors, RadiusAtOrAboveHalfTheEdgeNamesTheAxis) {
+  const std::vector<double> xyz = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+  PeriodicBox<3> box = cube<3>(0.0, 2.0, all_periodic<3>());
+  box.upper[1] = 1.0;
+  expect_error([&] { Index<3, double>(xyz, 0.5, box); },
+               "radius 0.5 is not below half the box edge 1 on axis 1 (y)");
+  expect_error([&] { Index<3, double>(xyz, 0.6, box); }, "axis 1 (y)");
+  expect_error([&] { Index<3, double>(xyz, 0.5 * (1 - 1e-14), box); }, "axis 1 (y)");
+  EXPECT_NO_THROW((Index<3, double>(xyz, 0.5 * (1 - 1e-9), box)));
+  box.periodic[1] = false;  // the same bounds on an open axis are ignored
+  EXPECT_NO_THROW((Index<3, double>(xyz, 0.9, box)));
+  box.upper[2] = 1.2;
+  expect_error([&] { Index<3, double>(xyz, 0.9, box); }, "on axis 2 (z)");
+}
+
+TEST(PeriodicErrors, BadBoxesNameTheAxis) {
+  const std::vector<float> xy = {0.1f, 0.2f, 0.3f, 0.4f};
+  PeriodicBox<2> box = cube<2>(0.0, 1.0, all_periodic<2>());
+  box.upper[0] = 0.0;
+  expect_error([&] { Index<2, float>(xy, 0.1, box); }, "not above the lower bound 0 on axis 0 (x)");
+  box = cube<2>(0.0, 1.0, all_periodic<2>());
+  box.lower[1] = std::numeric_limits<double>::quiet_NaN();
+  expect_error([&] { Index<2, float>(xy, 0.1, box); }, "not finite on axis 1 (y)");
+  box.lower[1] = -std::numeric_limits<double>::max();
+  box.upper[1] = std::numeric_limits<double>::max();
+  expect_error([&] { Index<2, float>(xy, 0.1, box); }, "not finite on axis 1 (y)");
+}
+
+TEST(PeriodicErrors, BadPointsAndQueries) {
+  std::vector<double> xy = {0.1, 0.2, 0.3, 0.4, 0.5, std::numeric_limits<double>::infinity()};
+  const auto box = cube<2>(0.0, 1.0, all_periodic<2>());
+  expect_error([&] { Index<2, double>(xy, 0.1, box); }, "point 2 has a non-finite y");
+  xy[5] = 0.6;
+  Index<2, double> index(xy, 0.1, box);
+  expect_error([&] { index.ball({0.5, std::nan("")}, 0.1); }, "non-finite");
+  expect_error([&] { (void)index.pairs({.radius = 0.2}); }, "exceeds the index radius");
+  const std::vector<double> fewer = {0.1, 0.2};
+  expect_error([&] { index.update(fewer); }, "update() got 1 points");
+}
+
+}  // namespace
