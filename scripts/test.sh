@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
+# Test processes run side by side (ctest -j) and each starts OpenMP teams: idle OpenMP threads
+# sleep instead of spinning, so they do not steal the cores of the other tests.
+export OMP_WAIT_POLICY=passive
 
 echo "== release build (-Werror), all tests"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPATIALHASH_WERROR=ON \
