@@ -15,4 +15,5 @@
 #include "spatialhash/function_ref.hpp"
 #include "spatialhash/index.hpp"
 #include "spatialhash/points.hpp"
+#include "spatialhash/reorder.hpp"
 #include "spatialhash/types.hpp"
