@@ -88,7 +88,7 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr int kDefaultSubdivision = 1;
   /// update() rebuilds when more than this fraction of the points changed cell (measured:
   /// docs/benchmarks.md, "Update vs rebuild").
-  static constexpr double kMaxChangedFraction = 0.15;
+  static constexpr double kMaxChangedFraction = 0.25;
   /// Empty cells added around the bounding box on every side, so that points drifting out of it
   /// stay on the lattice and update() can keep it.
   static constexpr std::int64_t kPaddingCells = 1;

@@ -78,38 +78,9 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   for (std::int64_t s = 0; s < signed_n; ++s) {
     marks[s] = is_boundary(static_cast<std::size_t>(s)) ? 1u : 0u;
   }
-  layout.index_cells(marks, context, grid);
+  layout.index_cells(marks, threads, [&](std::uint32_t s) { return exact_cell(layout.order[s]); });
   layout.index_lookup(grid, threads);
   return layout;
-}
-
-template <int Dim>
-template <class T>
-void CellListLayout<Dim>::index_cells(std::vector<std::uint32_t>& marks,
-                                      const Context<Dim, T>& context,
-                                      const GridGeometry<Dim>& grid) {
-  const std::size_t n = marks.size();
-  const int threads = context.threads;
-  parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
-  const std::size_t count = n > 0 ? marks[n - 1] : 0;
-  cell_start.resize(count + 1);
-  cell_start[count] = static_cast<std::uint32_t>(n);
-  const auto signed_n = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t s = 0; s < signed_n; ++s) {
-    if (s == 0 || marks[s] != marks[s - 1]) {
-      cell_start[marks[s] - 1] = static_cast<std::uint32_t>(s);
-    }
-  }
-  cell_coord.resize(count);
-  const auto signed_cells = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t c = 0; c < signed_cells; ++c) {
-    const index_t i = order[cell_start[c]];
-    for (int k = 0; k < Dim; ++k) {
-      cell_coord[c][k] = static_cast<std::uint32_t>(grid.cell_along(context.points.coord(i, k), k));
-    }
-  }
 }
 
 template <int Dim>
@@ -139,11 +110,8 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
   }
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                                             \
-  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&,                       \
-                                                      const GridGeometry<D>&);                    \
-  template void CellListLayout<D>::index_cells(std::vector<std::uint32_t>&, const Context<D, T>&, \
-                                               const GridGeometry<D>&);
+#define SPATIALHASH_INSTANTIATE(D, T) \
+  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&, const GridGeometry<D>&);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 template class CellListLayout<2>;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../engine_base.hpp"
+#include "../prefix_sum.hpp"
 
 namespace spatialhash::detail {
 
@@ -35,9 +36,12 @@ template <int Dim>
 struct CellListSpare {
   std::array<std::vector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
   std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
-  std::vector<std::uint64_t> mover_keys;           ///< Morton key of each mover's new cell
-  std::vector<std::uint32_t> mover_positions;      ///< old sorted position of each mover
-  std::vector<std::uint64_t> sort_keys;            ///< radix sort scratch
+  /// Per old position, the key of a mover's new cell; then, per new position, the key of the
+  /// cell beginning there.
+  std::vector<std::uint64_t> position_keys;
+  std::vector<std::uint64_t> mover_keys;       ///< Morton key of each mover's new cell
+  std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
+  std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
   std::vector<std::uint32_t> sort_values;
   std::vector<index_t> order;  ///< the merged layout, swapped in on success
   std::array<std::vector<float>, Dim> axis;
@@ -125,10 +129,27 @@ class CellListLayout {
 
  private:
   /// Cell starts and coordinates from `marks` (1 at the first sorted position of each cell), which
-  /// this turns into running cell counts. Sets cell_start and cell_coord.
-  template <class T>
-  void index_cells(std::vector<std::uint32_t>& marks, const Context<Dim, T>& context,
-                   const GridGeometry<Dim>& grid);
+  /// this turns into running cell counts; `cell_at(s)` gives the coordinates of the cell that
+  /// begins at sorted position s. Sets cell_start and cell_coord.
+  template <class CellAt>
+  void index_cells(std::vector<std::uint32_t>& marks, int threads, CellAt cell_at) {
+    const std::size_t n = marks.size();
+    parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
+    const std::size_t count = n > 0 ? marks[n - 1] : 0;
+    cell_start.resize(count + 1);
+    cell_start[count] = static_cast<std::uint32_t>(n);
+    const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      if (s == 0 || marks[s] != marks[s - 1]) {
+        cell_start[marks[s] - 1] = static_cast<std::uint32_t>(s);
+      }
+    }
+    cell_coord.resize(count);
+    const auto signed_cells = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t c = 0; c < signed_cells; ++c) cell_coord[c] = cell_at(cell_start[c]);
+  }
   /// The lookup from lattice coordinates to cells (dense array or hash table) for cell_coord.
   void index_lookup(const GridGeometry<Dim>& grid, int threads);
 };

@@ -2,19 +2,20 @@
 //
 // The sorted positions are split into chunks of whole cells, one unit of parallel work each.
 //   1. For every sorted position: the point's new cell and float coordinates (a gather from the
-//      caller's array, in the layout's order), and whether its cell changed. If no point changed
-//      cell, the new coordinates simply replace the old ones.
-//   2. The points that changed cell ("movers") are collected and radix sorted by Morton key.
+//      caller's array, in the layout's order), whether its cell changed and, if so, the new key.
+//      If no point changed cell, the new coordinates simply replace the old ones.
+//   2. The points that changed cell ("movers") are collected and radix sorted by key.
 //   3. Each chunk covers a key interval [key of its first cell, key of the next chunk's first
 //      cell); it merges its staying points (already in key order) with the movers whose keys fall
 //      in that interval. Its output offset is known beforehand: points staying before the chunk
 //      plus movers with smaller keys. Cells are marked where the key changes, as in a build.
-//   4. Cell starts and coordinates from the marks; the cell lookup is rebuilt only when the set of
-//      non-empty cells changed.
+//   4. Cell starts from the marks, cell coordinates decoded from the keys; the cell lookup is
+//      rebuilt only when the set of non-empty cells changed.
 // The result holds the same points in the same cells in the same cell order as a fresh build on
 // this lattice; only the order of points within a cell may differ (stayers first), which no
 // search depends on.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 
@@ -54,29 +55,62 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   first[chunks] = count;
   const auto signed_chunks = static_cast<std::int64_t>(chunks);
 
-  // 1. New cells and coordinates at the old positions.
+  // 1. New cells and coordinates at the old positions. A coordinate off the lattice (u < 0 or
+  // u >= dims) is caught before the truncation, which equals floor (cell_along) for u >= 0.
   for (int k = 0; k < Dim; ++k) spare.moved_axis[k].resize(n);
   spare.changed_cell.resize(n);
+  spare.position_keys.resize(n);
   std::vector<std::size_t> changed_before(chunks + 1, 0);  // movers per chunk, then their prefix
   int outside = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(| : outside)
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
+    // Local copies: the byte stores below may alias anything, which would otherwise force
+    // reloads of every member in the inner loop.
+    std::array<float*, Dim> moved_axis;
+    std::array<double, Dim> origin, extent;
+    for (int k = 0; k < Dim; ++k) {
+      moved_axis[k] = spare.moved_axis[k].data();
+      origin[k] = grid.origin[k];
+      extent[k] = static_cast<double>(dims[k]);
+    }
+    const double inv_cell = grid.inv_cell;
+    const index_t* order_of = order.data();
+    std::uint8_t* changed_cell = spare.changed_cell.data();
+    std::uint64_t* keys = spare.position_keys.data();
     std::size_t changed = 0;
-    for (std::size_t c = first[j]; c < first[j + 1]; ++c) {
-      for (std::uint32_t s = cell_start[c]; s < cell_start[c + 1]; ++s) {
-        const index_t i = order[s];
-        bool moved = false;
+    int off_lattice = 0;
+    // Blocks of positions: first a plain gather of the caller's coordinates (many independent
+    // cache misses in flight), then the arithmetic on the gathered block.
+    constexpr std::uint32_t kBlock = 256;
+    std::array<std::array<double, kBlock>, Dim> gathered;
+    const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
+    std::size_t c = first[j];
+    for (std::uint32_t block = begin; block < end; block += kBlock) {
+      const std::uint32_t stop = std::min(end, block + kBlock);
+      for (std::uint32_t s = block; s < stop; ++s) {
+        const index_t i = order_of[s];
+        for (int k = 0; k < Dim; ++k) gathered[k][s - block] = points.coord(i, k);
+      }
+      for (std::uint32_t s = block; s < stop; ++s) {
+        while (cell_start[c + 1] <= s) ++c;
+        CellCoord cell;
+        std::uint32_t moved = 0;
         for (int k = 0; k < Dim; ++k) {
-          const double x = points.coord(i, k);
-          const std::int64_t u = grid.cell_along(x, k);
-          outside |= static_cast<int>(u < 0 || u >= dims[k]);
-          moved = moved || u != std::int64_t{cell_coord[c][k]};
-          spare.moved_axis[k][s] = static_cast<float>(x - grid.origin[k]);
+          const double x = gathered[k][s - block];
+          const double u = (x - origin[k]) * inv_cell;
+          const bool off = !(u >= 0.0 && u < extent[k]);
+          off_lattice |= static_cast<int>(off);
+          cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
+          moved |= cell[k] ^ cell_coord[c][k];
+          moved_axis[k][s] = static_cast<float>(x - origin[k]);
         }
-        spare.changed_cell[s] = moved ? 1 : 0;
-        changed += moved ? 1 : 0;
+        const std::uint32_t changed_here = moved != 0 ? 1u : 0u;
+        changed_cell[s] = static_cast<std::uint8_t>(changed_here);
+        if (changed_here != 0) keys[s] = morton_code<Dim>(cell);  // gathered data: cheap branch
+        changed += changed_here;
       }
     }
+    outside |= off_lattice;
     changed_before[j + 1] = changed;
   }
   if (outside != 0) return std::nullopt;
@@ -98,11 +132,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     std::size_t at = changed_before[j];
     for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]]; ++s) {
       if (spare.changed_cell[s] == 0) continue;
-      CellCoord cell;
-      for (int k = 0; k < Dim; ++k) {
-        cell[k] = static_cast<std::uint32_t>(grid.cell_along(points.coord(order[s], k), k));
-      }
-      spare.mover_keys[at] = morton_code<Dim>(cell);
+      spare.mover_keys[at] = spare.position_keys[s];
       spare.mover_positions[at] = s;
       ++at;
     }
@@ -135,7 +165,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     const auto emit = [&](std::uint32_t s, std::uint64_t key) {
       spare.order[t] = order[s];
       for (int k = 0; k < Dim; ++k) spare.axis[k][t] = spare.moved_axis[k][s];
-      spare.cell_marks[t] = first_out || key != previous ? 1u : 0u;
+      const bool begins_cell = first_out || key != previous;
+      spare.cell_marks[t] = begins_cell ? 1u : 0u;
+      if (begins_cell) spare.position_keys[t] = key;
       previous = key;
       first_out = false;
       ++t;
@@ -163,7 +195,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   CellListLayout next;
   next.order.swap(spare.order);
   next.dims = dims;
-  next.index_cells(spare.cell_marks, context, grid);
+  next.index_cells(spare.cell_marks, threads,
+                   [&](std::uint32_t s) { return morton_decode<Dim>(spare.position_keys[s]); });
   const bool same_cells = next.cell_coord == cell_coord;
   if (!same_cells) next.index_lookup(grid, threads);
   spare.order.swap(order);
