@@ -14,7 +14,7 @@
 // W1 points in random index order and after hilbert_order + apply_permutation; the ratio is
 // shuffled / sorted (best of reps), for the sum alone and for neighbor_lists alone.
 //
-//   update_vs_rebuild [n=1000000] [reps=5]
+//   update_vs_rebuild [n=1000000] [reps=5] [threads=0 (all cores)]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -88,8 +88,8 @@ struct Best {
 
 /// Part 1 for one data set, engine and step length. Returns false if the paths disagree.
 bool compare_update(const char* data_name, std::vector<double> xyz, Engine engine,
-                    double step_fraction, int reps, std::mt19937_64& g) {
-  const spatialhash::Options options{.engine = engine};
+                    double step_fraction, int reps, int threads, std::mt19937_64& g) {
+  const spatialhash::Options options{.engine = engine, .threads = threads};
   Index<3, double> index(std::span<const double>(xyz), kRadius, options);
   Best best;
   bool agree = true;
@@ -126,11 +126,11 @@ bool compare_update(const char* data_name, std::vector<double> xyz, Engine engin
 
 /// rho_i = sum over neighbors j of m (1 - d^2/r^2)^3 (a smooth kernel), reading neighbor positions.
 double density_sum(const std::vector<double>& xyz, const spatialhash::NeighborLists& lists,
-                   std::vector<double>& rho) {
+                   std::vector<double>& rho, int threads) {
   const auto n = static_cast<std::int64_t>(lists.size());
   const double inv_r2 = 1.0 / (kRadius * kRadius);
   double total = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
+#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(threads)
   for (std::int64_t i = 0; i < n; ++i) {
     double sum = 1.0;  // self
     const double* p = &xyz[3 * i];
@@ -147,13 +147,13 @@ double density_sum(const std::vector<double>& xyz, const spatialhash::NeighborLi
 }
 
 /// Part 2: the density loop and the neighbor search on shuffled vs Hilbert-sorted particles.
-bool compare_order(std::size_t n, int reps, std::mt19937_64& g) {
+bool compare_order(std::size_t n, int reps, int threads, std::mt19937_64& g) {
   const std::vector<double> shuffled = lattice_points(n, g);
   double sort_ms = 0.0;
   std::vector<double> sorted;
   sort_ms = milliseconds([&] {
     const auto perm = spatialhash::hilbert_order<3, double>(
-        spatialhash::interleaved<3, double>(shuffled), kRadius);
+        spatialhash::interleaved<3, double>(shuffled), kRadius, threads);
     sorted = spatialhash::apply_permutation<double>(shuffled, perm, 3);
   });
   double best_lists[2] = {1e300, 1e300}, best_sum[2] = {1e300, 1e300}, totals[2] = {0, 0};
@@ -161,13 +161,14 @@ bool compare_order(std::size_t n, int reps, std::mt19937_64& g) {
   for (int rep = 0; rep < reps; ++rep) {
     for (int s = 0; s < 2; ++s) {
       const std::vector<double>& xyz = *sets[s];
-      Index<3, double> index(std::span<const double>(xyz), kRadius);
+      Index<3, double> index(std::span<const double>(xyz), kRadius, {.threads = threads});
       spatialhash::NeighborLists lists;
       best_lists[s] =
           std::min(best_lists[s], milliseconds([&] { lists = index.neighbor_lists(); }));
       std::vector<double> rho(n);
-      best_sum[s] =
-          std::min(best_sum[s], milliseconds([&] { totals[s] = density_sum(xyz, lists, rho); }));
+      best_sum[s] = std::min(best_sum[s], milliseconds([&] {
+                               totals[s] = density_sum(xyz, lists, rho, index.threads());
+                             }));
     }
   }
   std::printf("\nSPH-like density sum over neighbor lists, W1 %zu points (best of %d, ms)\n", n,
@@ -189,8 +190,12 @@ bool compare_order(std::size_t n, int reps, std::mt19937_64& g) {
 int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+  const int threads = argc > 3 ? std::max(0, std::atoi(argv[3])) : 0;
   std::mt19937_64 g(42);
-  std::printf("update() vs a fresh Index, 3D, %zu points, r = 2, best of %d steps (ms)\n", n, reps);
+  std::printf(
+      "update() vs a fresh Index, 3D, %zu points, r = 2, %d threads (0: all cores), "
+      "best of %d steps (ms)\n",
+      n, threads, reps);
   std::printf(
       "  data     engine     step    update  rebuild  ratio   upd+lists reb+lists  ratio\n");
   bool ok = true;
@@ -199,10 +204,10 @@ int main(int argc, char** argv) {
         std::string(data) == "W1" ? lattice_points(n, g) : uniform_points(n, g);
     for (Engine engine : {Engine::cell_list, Engine::cell_hash}) {
       for (double step : {0.01, 0.02, 0.05}) {
-        ok = compare_update(data, xyz, engine, step, reps, g) && ok;
+        ok = compare_update(data, xyz, engine, step, reps, threads, g) && ok;
       }
     }
   }
-  ok = compare_order(n, reps, g) && ok;
+  ok = compare_order(n, reps, threads, g) && ok;
   return ok ? 0 : 1;
 }
