@@ -1,18 +1,28 @@
-// Incremental update vs fresh build of the cell_hash engine: 1M jittered-lattice particles
-// (spacing 1, r = 2) all move by 1-5% of r per step, as in a simulation time step. Prints, per
-// step and as medians, the time of Index::update() and of building a new Index on the same moved
-// points. Only the points whose cell changed are moved by update(); when more than 1/8 of them
-// did (typical of the first step here: the lattice starts at the smallest coordinate, so every
-// other plane of particles sits right on a cell border), it rebuilds.
+// Moving points: Index::update() vs building a new Index, and sorted vs shuffled particles.
 //
-//   update_vs_rebuild [side=100] [steps=7] [dim=3]     (side^dim particles)
+// Part 1, for the engines cell_list (default) and cell_hash, on two data sets of n points in 3D
+// with r = 2 (about 33 neighbors per point):
+//   W1       a jittered cubic lattice of spacing 1 (jitter +-0.05), in random index order
+//   uniform  uniform random points at the same density
+// one motion step moves every point by exactly 1%, 2% or 5% of r in a random direction; then
+// update() is timed against constructing a fresh Index on the same points, and
+// update + neighbor_lists (what a simulation does per step) against rebuild + neighbor_lists.
+// Each figure is the best of `reps` steps (each rep is a new step of the same motion); the ratio
+// is rebuild / update. The neighbor totals of the two paths are cross-checked.
+//
+// Part 2: an SPH-like density sum over the neighbor lists, rho_i = sum_j W(|x_i - x_j|), on the
+// W1 points in random index order and after hilbert_order + apply_permutation; the ratio is
+// shuffled / sorted (best of reps), for the sum alone and for neighbor_lists alone.
+//
+//   update_vs_rebuild [n=1000000] [reps=5] [threads=0 (all cores)]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
+#include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "spatialhash/spatialhash.hpp"
@@ -20,97 +30,184 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using spatialhash::Engine;
+using spatialhash::Index;
 
-/// Wall and process CPU time of one call. CPU time is the steadier figure on a busy machine
-/// (the library runs these single-threaded).
-struct Timing {
-  double wall_ms, cpu_ms;
-};
+constexpr double kRadius = 2.0;
+
 template <class F>
-Timing timed(F f) {
-  const auto wall = Clock::now();
-  const std::clock_t cpu = std::clock();
+double milliseconds(F f) {
+  const auto start = Clock::now();
   f();
-  return {std::chrono::duration<double, std::milli>(Clock::now() - wall).count(),
-          1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC};
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <int Dim>
-int run(int side, int steps) {
-  const double spacing = 1.0, radius = 2.0 * spacing;
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<double> jitter(-0.05, 0.05), step(0.01 * radius, 0.05 * radius);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<float> xyz;
-  const int sz = Dim == 3 ? side : 1;
-  for (int z = 0; z < sz; ++z)
-    for (int y = 0; y < side; ++y)
-      for (int x = 0; x < side; ++x) {
-        const int idx[3] = {x, y, z};
-        for (int k = 0; k < Dim; ++k)
-          xyz.push_back(static_cast<float>(idx[k] * spacing + jitter(rng)));
-      }
-  const std::size_t n = xyz.size() / Dim;
-  // One thread: cell_hash builds and updates single-threaded anyway; this keeps the (parallel)
-  // input validation from adding idle-spinning worker threads to the CPU time.
-  const spatialhash::Options options{.engine = spatialhash::Engine::cell_hash, .threads = 1};
-  spatialhash::Index<Dim, float> index(std::span<const float>(xyz), radius, options);
-
-  std::vector<double> update_ms, build_ms, update_cpu, build_cpu;
-  std::size_t checksum = 0;
-  for (int s = 0; s < steps; ++s) {
-    // Every particle moves by 1-5% of r in a random direction.
-    for (std::size_t i = 0; i < n; ++i) {
-      double dir[Dim], norm = 0.0;
-      for (int k = 0; k < Dim; ++k) norm += (dir[k] = normal(rng)) * dir[k];
-      const double length = step(rng) / std::sqrt(norm);
-      for (int k = 0; k < Dim; ++k) {
-        xyz[i * Dim + k] = static_cast<float>(xyz[i * Dim + k] + dir[k] * length);
-      }
+/// n points of a jittered cubic lattice of spacing 1, in random index order.
+std::vector<double> lattice_points(std::size_t n, std::mt19937_64& g) {
+  const auto side = static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(n))));
+  std::uniform_real_distribution<double> jitter(-0.05, 0.05);
+  std::vector<std::size_t> sites(side * side * side);
+  std::iota(sites.begin(), sites.end(), std::size_t{0});
+  std::shuffle(sites.begin(), sites.end(), g);
+  std::vector<double> xyz;
+  xyz.reserve(3 * n);
+  for (std::size_t p = 0; p < n; ++p) {
+    std::size_t rest = sites[p];
+    for (int k = 0; k < 3; ++k, rest /= side) {
+      xyz.push_back(static_cast<double>(rest % side) + jitter(g));
     }
-    const Timing u = timed([&] { index.update(std::span<const float>(xyz)); });
-    update_ms.push_back(u.wall_ms);
-    update_cpu.push_back(u.cpu_ms);
-    const Timing f = timed([&] {
-      spatialhash::Index<Dim, float> fresh(std::span<const float>(xyz), radius, options);
-      checksum += fresh.size();
-    });
-    build_ms.push_back(f.wall_ms);
-    build_cpu.push_back(f.cpu_ms);
   }
-  // One sanity check that the updated index answers like the fresh one (outside the timings).
-  spatialhash::Index<Dim, float> fresh(std::span<const float>(xyz), radius, options);
-  const auto a = index.neighbor_counts(), b = fresh.neighbor_counts();
-  if (a != b) {
-    std::fprintf(stderr, "updated and fresh index disagree\n");
-    return 1;
+  return xyz;
+}
+
+/// n uniform random points at density 1.
+std::vector<double> uniform_points(std::size_t n, std::mt19937_64& g) {
+  std::uniform_real_distribution<double> u(0.0, std::cbrt(static_cast<double>(n)));
+  std::vector<double> xyz(3 * n);
+  for (double& x : xyz) x = u(g);
+  return xyz;
+}
+
+/// Moves every point by exactly `length` in a random direction.
+void move_all(std::vector<double>& xyz, double length, std::mt19937_64& g) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (std::size_t i = 0; i < xyz.size(); i += 3) {
+    double d[3], norm = 0.0;
+    for (double& c : d) {
+      c = normal(g);
+      norm += c * c;
+    }
+    const double scale = length / std::sqrt(norm);
+    for (int k = 0; k < 3; ++k) xyz[i + k] += d[k] * scale;
   }
-  std::printf(
-      "cell_hash %dD, %zu particles (spacing 1, r = 2), every particle moved 1-5%% of r per "
-      "step\n",
-      Dim, n);
-  std::printf("            update() wall / cpu    fresh build wall / cpu   (ms)\n");
-  for (int s = 0; s < steps; ++s) {
-    std::printf("  step %2d   %8.2f / %8.2f       %8.2f / %8.2f\n", s + 1, update_ms[s],
-                update_cpu[s], build_ms[s], build_cpu[s]);
+}
+
+struct Best {
+  double update = 1e300, rebuild = 1e300, update_lists = 1e300, rebuild_lists = 1e300;
+};
+
+/// Part 1 for one data set, engine and step length. Returns false if the paths disagree.
+bool compare_update(const char* data_name, std::vector<double> xyz, Engine engine,
+                    double step_fraction, int reps, int threads, std::mt19937_64& g) {
+  const spatialhash::Options options{.engine = engine, .threads = threads};
+  Index<3, double> index(std::span<const double>(xyz), kRadius, options);
+  Best best;
+  bool agree = true;
+  for (int rep = 0; rep < reps; ++rep) {
+    move_all(xyz, step_fraction * kRadius, g);
+    best.update =
+        std::min(best.update, milliseconds([&] { index.update(std::span<const double>(xyz)); }));
+    best.rebuild =
+        std::min(best.rebuild, milliseconds([&] {
+                   Index<3, double> fresh(std::span<const double>(xyz), kRadius, options);
+                 }));
+    // A simulation step: re-index, then the neighbor lists. Another step of motion first, so
+    // that update() has work to do again.
+    move_all(xyz, step_fraction * kRadius, g);
+    std::size_t updated_total = 0, rebuilt_total = 0;
+    best.update_lists = std::min(best.update_lists, milliseconds([&] {
+                                   index.update(std::span<const double>(xyz));
+                                   updated_total = index.neighbor_lists().indices.size();
+                                 }));
+    best.rebuild_lists =
+        std::min(best.rebuild_lists, milliseconds([&] {
+                   Index<3, double> fresh(std::span<const double>(xyz), kRadius, options);
+                   rebuilt_total = fresh.neighbor_lists().indices.size();
+                 }));
+    agree = agree && updated_total == rebuilt_total && updated_total > 0;
   }
-  const double u = median(update_ms), f = median(build_ms);
-  const double uc = median(update_cpu), fc = median(build_cpu);
-  std::printf("  median    %8.2f / %8.2f       %8.2f / %8.2f\n", u, uc, f, fc);
-  std::printf("  ratio build/update (medians): %.2fx wall, %.2fx cpu\n", f / u, fc / uc);
-  return checksum == static_cast<std::size_t>(steps) * n ? 0 : 1;
+  std::printf("  %-8s %-10s %3.0f%%   %8.2f %8.2f %6.2fx   %8.2f %8.2f %6.2fx  %s\n", data_name,
+              std::string(spatialhash::engine_name(engine)).c_str(), 100.0 * step_fraction,
+              best.update, best.rebuild, best.rebuild / best.update, best.update_lists,
+              best.rebuild_lists, best.rebuild_lists / best.update_lists,
+              agree ? "totals agree" : "TOTALS DIFFER");
+  return agree;
+}
+
+/// rho_i = sum over neighbors j of m (1 - d^2/r^2)^3 (a smooth kernel), reading neighbor positions.
+double density_sum(const std::vector<double>& xyz, const spatialhash::NeighborLists& lists,
+                   std::vector<double>& rho, int threads) {
+  const auto n = static_cast<std::int64_t>(lists.size());
+  const double inv_r2 = 1.0 / (kRadius * kRadius);
+  double total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(threads)
+  for (std::int64_t i = 0; i < n; ++i) {
+    double sum = 1.0;  // self
+    const double* p = &xyz[3 * i];
+    for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
+      const double* q = &xyz[3 * static_cast<std::size_t>(lists.indices[k])];
+      const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+      const double w = 1.0 - (dx * dx + dy * dy + dz * dz) * inv_r2;
+      sum += w * w * w;
+    }
+    rho[i] = sum;
+    total += sum;
+  }
+  return total;
+}
+
+/// Part 2: the density loop and the neighbor search on shuffled vs Hilbert-sorted particles.
+bool compare_order(std::size_t n, int reps, int threads, std::mt19937_64& g) {
+  const std::vector<double> shuffled = lattice_points(n, g);
+  double sort_ms = 0.0;
+  std::vector<double> sorted;
+  sort_ms = milliseconds([&] {
+    const auto perm = spatialhash::hilbert_order<3, double>(
+        spatialhash::interleaved<3, double>(shuffled), kRadius, threads);
+    sorted = spatialhash::apply_permutation<double>(shuffled, perm, 3);
+  });
+  double best_lists[2] = {1e300, 1e300}, best_sum[2] = {1e300, 1e300}, totals[2] = {0, 0};
+  const std::vector<double>* sets[2] = {&shuffled, &sorted};
+  for (int rep = 0; rep < reps; ++rep) {
+    for (int s = 0; s < 2; ++s) {
+      const std::vector<double>& xyz = *sets[s];
+      Index<3, double> index(std::span<const double>(xyz), kRadius, {.threads = threads});
+      spatialhash::NeighborLists lists;
+      best_lists[s] =
+          std::min(best_lists[s], milliseconds([&] { lists = index.neighbor_lists(); }));
+      std::vector<double> rho(n);
+      best_sum[s] = std::min(best_sum[s], milliseconds([&] {
+                               totals[s] = density_sum(xyz, lists, rho, index.threads());
+                             }));
+    }
+  }
+  std::printf("\nSPH-like density sum over neighbor lists, W1 %zu points (best of %d, ms)\n", n,
+              reps);
+  std::printf("  hilbert_order + apply_permutation: %.2f ms (once)\n", sort_ms);
+  std::printf("                      shuffled    sorted   shuffled/sorted\n");
+  std::printf("  density sum       %9.2f %9.2f   %6.2fx\n", best_sum[0], best_sum[1],
+              best_sum[0] / best_sum[1]);
+  std::printf("  neighbor_lists    %9.2f %9.2f   %6.2fx\n", best_lists[0], best_lists[1],
+              best_lists[0] / best_lists[1]);
+  const bool agree = std::abs(totals[0] - totals[1]) <= 1e-9 * std::abs(totals[0]);
+  std::printf("  density totals %s (%.6f vs %.6f)\n", agree ? "agree" : "DIFFER", totals[0],
+              totals[1]);
+  return agree;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int side = argc > 1 ? std::atoi(argv[1]) : 100;
-  const int steps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 7;
-  const int dim = argc > 3 ? std::atoi(argv[3]) : 3;
-  return dim == 2 ? run<2>(side, steps) : run<3>(side, steps);
+  const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
+  const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+  const int threads = argc > 3 ? std::max(0, std::atoi(argv[3])) : 0;
+  std::mt19937_64 g(42);
+  std::printf(
+      "update() vs a fresh Index, 3D, %zu points, r = 2, %d threads (0: all cores), "
+      "best of %d steps (ms)\n",
+      n, threads, reps);
+  std::printf(
+      "  data     engine     step    update  rebuild  ratio   upd+lists reb+lists  ratio\n");
+  bool ok = true;
+  for (const char* data : {"W1", "uniform"}) {
+    const std::vector<double> xyz =
+        std::string(data) == "W1" ? lattice_points(n, g) : uniform_points(n, g);
+    for (Engine engine : {Engine::cell_list, Engine::cell_hash}) {
+      for (double step : {0.01, 0.02, 0.05}) {
+        ok = compare_update(data, xyz, engine, step, reps, threads, g) && ok;
+      }
+    }
+  }
+  ok = compare_order(n, reps, threads, g) && ok;
+  return ok ? 0 : 1;
 }

@@ -26,6 +26,13 @@ struct Context {
   int cell_subdivision = 0;  ///< Options::cell_subdivision (cell_list only)
 };
 
+/// How an engine carried out its last update() (a diagnostic for tests and benchmarks).
+enum class UpdateKind {
+  rebuilt,    ///< indexed from scratch (also: no update yet)
+  refreshed,  ///< no point changed cell: coordinates rewritten, structure kept
+  patched,    ///< only the points that changed cell were moved
+};
+
 /// Validates points and radius and computes the lattice; throws InvalidArgument naming the
 /// first problem (see validate.cpp).
 template <int Dim, class T>
@@ -51,6 +58,8 @@ class EngineBase {
   /// Re-indexes for moved points (same count). The default rebuilds from scratch; the engine
   /// must be left unchanged if this throws.
   virtual void update(const Context<Dim, T>& context) = 0;
+  /// How the last update() went; engines without an incremental path always rebuild.
+  virtual UpdateKind last_update() const { return UpdateKind::rebuilt; }
 
   /// Every unordered pair within `radius` (<= index radius) once, first < second, in any order.
   virtual void pairs(double radius, PairSink& sink) const = 0;

@@ -29,6 +29,28 @@ inline std::uint64_t spread_bits_3(std::uint64_t x) {
   return x;
 }
 
+/// Inverse of spread_bits_2: gathers bits 0, 2, 4, ... of x into the low 32 bits.
+inline std::uint32_t compact_bits_2(std::uint64_t x) {
+  x &= 0x5555555555555555ull;
+  x = (x | (x >> 1)) & 0x3333333333333333ull;
+  x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0Full;
+  x = (x | (x >> 4)) & 0x00FF00FF00FF00FFull;
+  x = (x | (x >> 8)) & 0x0000FFFF0000FFFFull;
+  x = (x | (x >> 16)) & 0x00000000FFFFFFFFull;
+  return static_cast<std::uint32_t>(x);
+}
+
+/// Inverse of spread_bits_3: gathers bits 0, 3, 6, ... of x into the low 21 bits.
+inline std::uint32_t compact_bits_3(std::uint64_t x) {
+  x &= 0x1249249249249249ull;
+  x = (x | (x >> 2)) & 0x10C30C30C30C30C3ull;
+  x = (x | (x >> 4)) & 0x100F00F00F00F00Full;
+  x = (x | (x >> 8)) & 0x001F0000FF0000FFull;
+  x = (x | (x >> 16)) & 0x001F00000000FFFFull;
+  x = (x | (x >> 32)) & 0x00000000001FFFFFull;
+  return static_cast<std::uint32_t>(x);
+}
+
 /// Morton code of non-negative cell coordinates; each must fit in 64 / Dim bits.
 template <int Dim>
 inline std::uint64_t morton_code(const std::array<std::uint32_t, Dim>& c) {
@@ -36,6 +58,16 @@ inline std::uint64_t morton_code(const std::array<std::uint32_t, Dim>& c) {
     return spread_bits_2(c[0]) | (spread_bits_2(c[1]) << 1);
   } else {
     return spread_bits_3(c[0]) | (spread_bits_3(c[1]) << 1) | (spread_bits_3(c[2]) << 2);
+  }
+}
+
+/// The cell coordinates of a Morton code (inverse of morton_code).
+template <int Dim>
+inline std::array<std::uint32_t, Dim> morton_decode(std::uint64_t code) {
+  if constexpr (Dim == 2) {
+    return {compact_bits_2(code), compact_bits_2(code >> 1)};
+  } else {
+    return {compact_bits_3(code), compact_bits_3(code >> 1), compact_bits_3(code >> 2)};
   }
 }
 

@@ -18,4 +18,5 @@
 #include "spatialhash/point_sets.hpp"
 #include "spatialhash/points.hpp"
 #include "spatialhash/sized_particles.hpp"
+#include "spatialhash/reorder.hpp"
 #include "spatialhash/types.hpp"

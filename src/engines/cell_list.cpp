@@ -64,6 +64,12 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kBlockPoints = 4096;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
   static constexpr int kDefaultSubdivision = 1;
+  /// update() rebuilds when more than this fraction of the points changed cell (measured:
+  /// docs/benchmarks.md, "Update vs rebuild").
+  static constexpr double kMaxChangedFraction = 0.25;
+  /// Empty cells added around the bounding box on every side, so that points drifting out of it
+  /// stay on the lattice and update() can keep it.
+  static constexpr std::int64_t kPaddingCells = 1;
 
   explicit CellList(const Context<Dim, T>& context) : Base(context) {
     filter_ = best_range_filter<Dim>();
@@ -73,13 +79,29 @@ class CellList final : public EngineBase<Dim, T> {
 
   Engine kind() const override { return Engine::cell_list; }
 
+  /// Keeps the lattice while every point stays on it: the layout is refreshed or patched in
+  /// place (CellListLayout::update); otherwise, or when too many points changed cell, rebuilds.
   void update(const Context<Dim, T>& context) override {
-    auto [grid, layout] = index_points(context);
+    GridGeometry<Dim> grid = grid_;
+    if (grid.rebound(context.grid.lower, context.grid.upper)) {
+      const auto kind = layout_.update(context, grid, kMaxChangedFraction, spare_);
+      if (kind) {
+        this->context_ = context;
+        grid_ = grid;
+        if (*kind == UpdateKind::patched) make_blocks();
+        last_update_ = *kind;
+        return;
+      }
+    }
+    auto [fresh_grid, layout] = index_points(context);
     this->context_ = context;
-    grid_ = grid;
+    grid_ = fresh_grid;
     layout_ = std::move(layout);
     make_blocks();
+    last_update_ = UpdateKind::rebuilt;
   }
+
+  UpdateKind last_update() const override { return last_update_; }
 
   void pairs(double radius, PairSink& sink) const override {
     const Search search{band_for(radius), radius * radius};
@@ -314,6 +336,17 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
+  /// The lattice moved kPaddingCells cells down and widened by twice that on every axis that
+  /// stays within the lattice limit. Any origin keeps the lattice exact (grid_geometry.hpp).
+  static GridGeometry<Dim> padded(GridGeometry<Dim> grid) {
+    for (int k = 0; k < Dim; ++k) {
+      if (grid.dims[k] + 2 * kPaddingCells > GridGeometry<Dim>::kMaxCellsPerAxis) continue;
+      grid.origin[k] -= static_cast<double>(kPaddingCells) * grid.cell_size;
+      grid.dims[k] += 2 * kPaddingCells;
+    }
+    return grid;
+  }
+
   /// Reorders the points by cell. With the default lattice, sparse data is re-indexed on coarser
   /// cells: any edge >= r keeps the 3^Dim stencil exact, and a few points per stencil cell beat
   /// a lookup per nearly empty cell (each a cache miss once the cell table outgrows the caches).
@@ -322,7 +355,7 @@ class CellList final : public EngineBase<Dim, T> {
   static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
       const Context<Dim, T>& context) {
     static constexpr double kSparse = 1.5, kTarget = 3.0, kMaxCoarsening = 16.0;
-    GridGeometry<Dim> grid = choose_grid(context);
+    GridGeometry<Dim> grid = padded(choose_grid(context));
     CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid);
     if (context.cell_subdivision != 0 || layout.cells() == 0) return {grid, std::move(layout)};
     const std::size_t cells = layout.cells();
@@ -345,8 +378,8 @@ class CellList final : public EngineBase<Dim, T> {
       const double coarsening =
           std::min(kMaxCoarsening, std::pow(kTarget / per_stencil_cell, 1.0 / Dim));
       try {
-        GridGeometry<Dim> coarse = GridGeometry<Dim>::make(context.grid.lower, context.grid.upper,
-                                                           context.radius * coarsening, 1);
+        GridGeometry<Dim> coarse = padded(GridGeometry<Dim>::make(
+            context.grid.lower, context.grid.upper, context.radius * coarsening, 1));
         layout = CellListLayout<Dim>::build(context, coarse);
         grid = coarse;
       } catch (const InvalidArgument&) {
@@ -501,6 +534,8 @@ class CellList final : public EngineBase<Dim, T> {
   std::vector<std::uint32_t> blocks_;          ///< blocks_[b] .. blocks_[b+1]: the cells of block b
   std::array<Cell<Dim>, kStencil> stencil_{};  ///< offsets of the stencil cells, x fastest
   int stencil_size_ = 0;
+  CellListSpare<Dim> spare_;  ///< update()'s work arrays, reused step after step
+  UpdateKind last_update_ = UpdateKind::rebuilt;
 };
 
 }  // namespace

@@ -20,11 +20,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   const int threads = context.threads;
   CellListLayout layout;
   layout.dims = grid.dims;
-  int bits = 0;
-  for (int k = 0; k < Dim; ++k) {
-    bits = std::max(bits,
-                    static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[k] - 1))));
-  }
+  const int bits = axis_bits(grid);
   // Lattices wider than a Morton code can hold are ordered by a coarser Z-order first.
   const int shift = std::max(0, bits - kMortonBitsPerAxis<Dim>);
   const auto exact_cell = [&](std::size_t i) {
@@ -77,52 +73,48 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     if (s == 0 || keys[s] != keys[s - 1]) return true;
     return shift > 0 && exact_cell(layout.order[s]) != exact_cell(layout.order[s - 1]);
   };
-  std::vector<std::uint32_t> cell_of_position(n);
+  std::vector<std::uint32_t> marks(n);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t s = 0; s < signed_n; ++s) {
-    cell_of_position[s] = is_boundary(static_cast<std::size_t>(s)) ? 1u : 0u;
+    marks[s] = is_boundary(static_cast<std::size_t>(s)) ? 1u : 0u;
   }
-  parallel_inclusive_scan(std::span<std::uint32_t>(cell_of_position), threads);
-  const std::size_t cells = n > 0 ? cell_of_position[n - 1] : 0;
-  layout.cell_start.resize(cells + 1);
-  layout.cell_start[cells] = static_cast<std::uint32_t>(n);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t s = 0; s < signed_n; ++s) {
-    if (s == 0 || cell_of_position[s] != cell_of_position[s - 1]) {
-      layout.cell_start[cell_of_position[s] - 1] = static_cast<std::uint32_t>(s);
-    }
-  }
-  layout.cell_coord.resize(cells);
-  const auto signed_cells = static_cast<std::int64_t>(cells);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t c = 0; c < signed_cells; ++c) {
-    layout.cell_coord[c] = exact_cell(layout.order[layout.cell_start[c]]);
-  }
+  layout.index_cells(marks, threads, [&](std::uint32_t s) { return exact_cell(layout.order[s]); });
+  layout.index_lookup(grid, threads);
+  return layout;
+}
 
-  if (grid.total_cells() <= static_cast<double>(n) + 4096.0) {
-    layout.dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
+template <int Dim>
+void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int threads) {
+  const std::size_t count = cells();
+  table.clear();
+  dense.clear();
+  table_mask = 0;
+  if (grid.total_cells() <= static_cast<double>(size()) + 4096.0) {
+    dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
+    const auto signed_cells = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t c = 0; c < signed_cells; ++c) {
-      std::int64_t linear = layout.cell_coord[c][Dim - 1];
-      for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + layout.cell_coord[c][k];
-      layout.dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
+      std::int64_t linear = cell_coord[c][Dim - 1];
+      for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + cell_coord[c][k];
+      dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
     }
-    return layout;
+    return;
   }
-  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * cells, 2));
-  layout.table.assign(capacity, kNoCell);
-  layout.table_mask = capacity - 1;
-  for (std::size_t c = 0; c < cells; ++c) {
-    std::uint64_t slot = hash(layout.cell_coord[c]) & layout.table_mask;
-    while (layout.table[slot] != kNoCell) slot = (slot + 1) & layout.table_mask;
-    layout.table[slot] = static_cast<std::uint32_t>(c);
+  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * count, 2));
+  table.assign(capacity, kNoCell);
+  table_mask = capacity - 1;
+  for (std::size_t c = 0; c < count; ++c) {
+    std::uint64_t slot = hash(cell_coord[c]) & table_mask;
+    while (table[slot] != kNoCell) slot = (slot + 1) & table_mask;
+    table[slot] = static_cast<std::uint32_t>(c);
   }
-  return layout;
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T) \
   template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&, const GridGeometry<D>&);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
+template class CellListLayout<2>;
+template class CellListLayout<3>;
 
 }  // namespace spatialhash::detail

@@ -12,15 +12,41 @@
 // of their coordinates shifted right, for lattices wider than a 64-bit Morton code can hold), so
 // cells that are close in space are mostly close in memory. About 16 bytes per point plus 24 per
 // non-empty cell.
+//
+// update() re-sorts the layout for moved points on the same lattice without a full sort: points
+// that stayed in their cell keep their relative order, the few that changed cell are sorted by
+// key and merged in (see cell_list_layout.cpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "../engine_base.hpp"
+#include "../prefix_sum.hpp"
 
 namespace spatialhash::detail {
+
+/// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
+/// allocates (and page-faults) nothing once they have grown to the point count.
+template <int Dim>
+struct CellListSpare {
+  std::array<std::vector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
+  std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
+  /// Per old position, the key of a mover's new cell; then, per new position, the key of the
+  /// cell beginning there.
+  std::vector<std::uint64_t> position_keys;
+  std::vector<std::uint64_t> mover_keys;       ///< Morton key of each mover's new cell
+  std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
+  std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
+  std::vector<std::uint32_t> sort_values;
+  std::vector<index_t> order;  ///< the merged layout, swapped in on success
+  std::array<std::vector<float>, Dim> axis;
+  std::vector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
+};
 
 template <int Dim>
 class CellListLayout {
@@ -32,6 +58,26 @@ class CellListLayout {
   /// codes).
   template <class T>
   static CellListLayout build(const Context<Dim, T>& context, const GridGeometry<Dim>& grid);
+
+  /// Re-sorts the layout for the moved points of `context` on the same lattice `grid` (the
+  /// build's lattice with a new bounding box). Returns UpdateKind::refreshed when no point changed
+  /// cell (only the float coordinates are rewritten, in place of the old ones: O(n), no sort),
+  /// UpdateKind::patched when at most `max_changed_fraction` of the points did (those are
+  /// sorted and merged into the others), and nothing, with the layout unchanged, when more did,
+  /// when a point left the lattice, or when its Morton keys are coarse (then rebuild).
+  template <class T>
+  std::optional<UpdateKind> update(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
+                                   double max_changed_fraction, CellListSpare<Dim>& spare);
+
+  /// Bits needed for a cell coordinate of the widest axis of `grid`.
+  static int axis_bits(const GridGeometry<Dim>& grid) {
+    int bits = 0;
+    for (int k = 0; k < Dim; ++k) {
+      bits = std::max(
+          bits, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[k] - 1))));
+    }
+    return bits;
+  }
 
   std::size_t size() const { return order.size(); }
   std::size_t cells() const { return cell_coord.size(); }
@@ -80,6 +126,32 @@ class CellListLayout {
   std::vector<std::uint32_t> dense;
   std::uint64_t table_mask = 0;
   std::array<std::int64_t, Dim> dims{};
+
+ private:
+  /// Cell starts and coordinates from `marks` (1 at the first sorted position of each cell), which
+  /// this turns into running cell counts; `cell_at(s)` gives the coordinates of the cell that
+  /// begins at sorted position s. Sets cell_start and cell_coord.
+  template <class CellAt>
+  void index_cells(std::vector<std::uint32_t>& marks, int threads, CellAt cell_at) {
+    const std::size_t n = marks.size();
+    parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
+    const std::size_t count = n > 0 ? marks[n - 1] : 0;
+    cell_start.resize(count + 1);
+    cell_start[count] = static_cast<std::uint32_t>(n);
+    const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      if (s == 0 || marks[s] != marks[s - 1]) {
+        cell_start[marks[s] - 1] = static_cast<std::uint32_t>(s);
+      }
+    }
+    cell_coord.resize(count);
+    const auto signed_cells = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t c = 0; c < signed_cells; ++c) cell_coord[c] = cell_at(cell_start[c]);
+  }
+  /// The lookup from lattice coordinates to cells (dense array or hash table) for cell_coord.
+  void index_lookup(const GridGeometry<Dim>& grid, int threads);
 };
 
 }  // namespace spatialhash::detail

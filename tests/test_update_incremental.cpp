@@ -1,0 +1,276 @@
+// The incremental update paths of the default engine (cell_list): each step is checked against
+// the double brute-force oracle and a fresh build, and the test asserts which path the engine
+// took (through the engine's internal last_update() diagnostic), so that the refresh, patch and
+// rebuild paths are each really exercised: no motion, a few points jumping, everyone drifting a
+// little, many points changing cell, points leaving the lattice and coming back.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../src/engine_base.hpp"
+#include "oracle.hpp"
+#include "spatialhash/spatialhash.hpp"
+
+namespace {
+
+using spatialhash::Engine;
+using spatialhash::detail::UpdateKind;
+
+std::string kind_name(UpdateKind kind) {
+  switch (kind) {
+    case UpdateKind::rebuilt:
+      return "rebuilt";
+    case UpdateKind::refreshed:
+      return "refreshed";
+    case UpdateKind::patched:
+      return "patched";
+  }
+  return "?";
+}
+
+/// Sorted rows of neighbor lists.
+std::vector<std::vector<std::size_t>> sorted_rows(const spatialhash::NeighborLists& lists) {
+  std::vector<std::vector<std::size_t>> rows(lists.size());
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    rows[i].assign(lists.indices.begin() + lists.offsets[i],
+                   lists.indices.begin() + lists.offsets[i + 1]);
+    std::sort(rows[i].begin(), rows[i].end());
+  }
+  return rows;
+}
+
+/// One engine driven directly (as Index::update does), so that its update path can be asserted.
+template <int Dim, class T>
+class Driven {
+ public:
+  Driven(const std::vector<T>& coords, double r, Engine engine, int threads)
+      : r_(r), engine_kind_(engine), threads_(threads) {
+    engine_ = spatialhash::detail::make_engine(engine, context(coords));
+  }
+
+  spatialhash::NeighborLists lists_at(double radius) const {
+    spatialhash::NeighborLists lists;
+    engine_->neighbor_lists(radius, false, lists);
+    return lists;
+  }
+
+  /// Updates to `coords` and checks the results against the oracle and a fresh build (full lists
+  /// at r and 0.7 r, and pairs at r). Returns how the engine updated.
+  UpdateKind step(const std::vector<T>& coords) {
+    engine_->update(context(coords));
+    const UpdateKind kind = engine_->last_update();
+    SCOPED_TRACE("update " + kind_name(kind));
+    const std::vector<double> exact = oracle::widen(coords);
+    const auto got = sorted_rows(lists_at(r_));
+    EXPECT_EQ(got, oracle::lists<Dim>(exact, r_)) << "differs from the oracle";
+    spatialhash::Index<Dim, T> fresh(std::span<const T>(coords), r_,
+                                     {.engine = engine_kind_, .threads = threads_});
+    EXPECT_EQ(got, sorted_rows(fresh.neighbor_lists())) << "differs from a fresh build";
+    EXPECT_EQ(sorted_rows(lists_at(0.7 * r_)), oracle::lists<Dim>(exact, 0.7 * r_))
+        << "smaller radius differs from the oracle";
+    spatialhash::PairList pairs = engine_->pair_list(r_, false);
+    std::sort(pairs.pairs.begin(), pairs.pairs.end());
+    const auto want = oracle::pairs<Dim>(exact, r_);
+    EXPECT_EQ(pairs.pairs.size(), want.size());
+    for (std::size_t k = 0; k < std::min(want.size(), pairs.pairs.size()); ++k) {
+      if (pairs.pairs[k].first != want[k].first || pairs.pairs[k].second != want[k].second) {
+        ADD_FAILURE() << "pair " << k << " differs from the oracle";
+        break;
+      }
+    }
+    return kind;
+  }
+
+ private:
+  spatialhash::detail::Context<Dim, T> context(const std::vector<T>& coords) const {
+    return spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords), r_,
+                                             threads_);
+  }
+
+  double r_;
+  Engine engine_kind_;
+  int threads_;
+  std::unique_ptr<spatialhash::detail::EngineBase<Dim, T>> engine_;
+};
+
+/// Points on a jittered lattice of spacing 1 (side^Dim of them).
+template <int Dim, class T>
+std::vector<T> jittered_lattice(int side, std::mt19937_64& g) {
+  std::uniform_real_distribution<double> jitter(-0.2, 0.2);
+  std::vector<T> coords;
+  const int count = Dim == 2 ? side * side : side * side * side;
+  for (int p = 0; p < count; ++p) {
+    int rest = p;
+    for (int k = 0; k < Dim; ++k, rest /= side) {
+      coords.push_back(static_cast<T>(rest % side + jitter(g)));
+    }
+  }
+  return coords;
+}
+
+/// Every point moves by `fraction_of_r` (times a random factor in [0.5, 1]) in a random direction.
+template <int Dim, class T>
+void drift(std::vector<T>& coords, double step, std::mt19937_64& g) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> length(0.5 * step, step);
+  for (std::size_t i = 0; i < coords.size() / Dim; ++i) {
+    std::array<double, Dim> dir;
+    double norm = 0.0;
+    for (int k = 0; k < Dim; ++k) norm += (dir[k] = normal(g)) * dir[k];
+    const double scale = length(g) / std::sqrt(norm);
+    for (int k = 0; k < Dim; ++k) {
+      coords[i * Dim + k] = static_cast<T>(coords[i * Dim + k] + dir[k] * scale);
+    }
+  }
+}
+
+template <class Body>
+void for_all(Body body) {
+  body.template operator()<2, float>();
+  body.template operator()<2, double>();
+  body.template operator()<3, float>();
+  body.template operator()<3, double>();
+}
+
+template <int Dim, class T>
+std::string label() {
+  return "dim=" + std::to_string(Dim) + (std::is_same_v<T, float> ? " float" : " double");
+}
+
+TEST(CellListUpdate, EachPathIsTakenAndExact) {
+  for_all([]<int Dim, class T>() {
+    {
+      const int threads = std::is_same_v<T, float> ? 1 : 2;
+      SCOPED_TRACE((label<Dim, T>() + " threads " + std::to_string(threads)));
+      std::mt19937_64 g(7 + Dim + threads);
+      const int side = Dim == 2 ? 40 : 11;
+      const double r = 1.6;
+      std::vector<T> coords = jittered_lattice<Dim, T>(side, g);
+      Driven<Dim, T> engine(coords, r, Engine::cell_list, threads);
+
+      // The same positions in another array: no point changes cell.
+      std::vector<T> copy = coords;
+      EXPECT_EQ(engine.step(copy), UpdateKind::refreshed);
+
+      // A few points (one in 40) jump somewhere else inside the box: patched, and the set of
+      // non-empty cells stays (the lattice is dense) or changes (a point lands in a hole).
+      std::uniform_real_distribution<double> inside(0.0, side - 1.0);
+      for (std::size_t i = 0; i < coords.size() / Dim; i += 40) {
+        for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(inside(g));
+      }
+      EXPECT_EQ(engine.step(coords), UpdateKind::patched);
+
+      // One point leaves the lattice (far beyond the padding): rebuilt on a new lattice, which
+      // still covers the old box when it comes back (patched).
+      std::vector<T> out = coords;
+      for (int k = 0; k < Dim; ++k) out[5 * Dim + k] = static_cast<T>(-3.0 * side);
+      EXPECT_EQ(engine.step(out), UpdateKind::rebuilt);
+      EXPECT_EQ(engine.step(coords), UpdateKind::patched);
+
+      // Six steps of small motion (1-5% of r): refreshed or patched, never rebuilt.
+      int patched = 0;
+      for (int s = 0; s < 6; ++s) {
+        SCOPED_TRACE("drift step " + std::to_string(s));
+        drift<Dim>(coords, (s % 3 == 0 ? 0.05 : 0.01) * r, g);
+        const UpdateKind kind = engine.step(coords);
+        EXPECT_NE(kind, UpdateKind::rebuilt);
+        patched += kind == UpdateKind::patched;
+      }
+      EXPECT_GT(patched, 0);
+
+      // Every point moves by more than a cell: too many changed cell, rebuilt.
+      for (std::size_t i = 0; i < coords.size(); ++i) {
+        coords[i] = static_cast<T>(coords[i] + (i % Dim == 0 ? 1.3 * r : 0.0));
+      }
+      EXPECT_EQ(engine.step(coords), UpdateKind::rebuilt);
+    }
+  });
+}
+
+TEST(CellListUpdate, RandomizedStepsOverEveryEngine) {
+  // Random mixtures of motions for every engine: most points drift a little, some jump, now and
+  // then the whole set shifts or stretches. Each step against the oracle and a fresh build.
+  for (Engine engine_kind : spatialhash::all_engines()) {
+    for_all([&]<int Dim, class T>() {
+      SCOPED_TRACE((std::string(spatialhash::engine_name(engine_kind)) + " " + label<Dim, T>()));
+      std::mt19937_64 g(1000 + Dim + static_cast<int>(engine_kind));
+      const double r = Dim == 2 ? 0.3 : 0.9;
+      std::uniform_real_distribution<double> box(0.0, 8.0), unit(0.0, 1.0);
+      std::vector<T> coords(600 * Dim);
+      for (T& x : coords) x = static_cast<T>(box(g));
+      Driven<Dim, T> engine(coords, r, engine_kind, 2);
+      for (int s = 0; s < 6; ++s) {
+        SCOPED_TRACE("step " + std::to_string(s));
+        const double roll = unit(g);
+        drift<Dim>(coords, (0.01 + 0.04 * unit(g)) * r, g);
+        const double jump_fraction = roll < 0.5 ? 0.0 : roll < 0.8 ? 0.02 : 0.3;
+        for (std::size_t i = 0; i < coords.size() / Dim; ++i) {
+          if (unit(g) >= jump_fraction) continue;
+          for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(box(g));
+        }
+        if (roll > 0.9) {
+          for (T& x : coords) x = static_cast<T>(1.2 * x - 2.0);
+        }
+        engine.step(coords);
+      }
+    });
+  }
+}
+
+TEST(CellListUpdate, TiesAtTheRadiusSurviveAPatch) {
+  // Pairs at exactly r (integer lattice, r = 1, float and double exact): a patch must keep every
+  // one, as a fresh build does.
+  for_all([]<int Dim, class T>() {
+    SCOPED_TRACE((label<Dim, T>()));
+    const int side = Dim == 2 ? 30 : 10;
+    std::vector<T> coords;
+    const int count = Dim == 2 ? side * side : side * side * side;
+    for (int p = 0; p < count; ++p) {
+      int rest = p;
+      for (int k = 0; k < Dim; ++k, rest /= side) coords.push_back(static_cast<T>(rest % side));
+    }
+    Driven<Dim, T> engine(coords, 1.0, Engine::cell_list, 2);
+    // A few points move by whole units onto other lattice sites (coincident points, ties).
+    for (std::size_t i = 3; i < coords.size() / Dim; i += 50) {
+      coords[i * Dim] = static_cast<T>(std::fmod(coords[i * Dim] + 3.0, side));
+    }
+    EXPECT_EQ(engine.step(coords), UpdateKind::patched);
+  });
+}
+
+TEST(CellListUpdate, TinyMotionWithinCellsIsRefreshedAndExact) {
+  // An integer lattice with r = 1 has pairs at exactly r along every axis. The points with
+  // x >= 20 move by +2^-14 along x (exact in float there): less than the distance to their
+  // cell's border (the cell edge is r (1 + 2^-18), so a point at x = k lies k 2^-18 below one),
+  // so no point changes cell and only the coordinates are refreshed; yet pairs move from ties to
+  // beyond the float rounding band and back, so stale float coordinates would answer wrongly.
+  for_all([]<int Dim, class T>() {
+    SCOPED_TRACE((label<Dim, T>()));
+    const std::array<int, 3> sides = {30, Dim == 2 ? 30 : 6, 6};
+    std::vector<T> coords;
+    const int count = Dim == 2 ? sides[0] * sides[1] : sides[0] * sides[1] * sides[2];
+    for (int p = 0; p < count; ++p) {
+      int rest = p;
+      for (int k = 0; k < Dim; ++k) {
+        coords.push_back(static_cast<T>(rest % sides[k]));
+        rest /= sides[k];
+      }
+    }
+    std::vector<T> moved = coords;
+    for (std::size_t i = 0; i < moved.size(); i += Dim) {
+      if (moved[i] >= 20) moved[i] = static_cast<T>(moved[i] + 0x1p-14);
+    }
+    // From pairs at 1 + 2^-14 (clearly apart in float) to ties, and back.
+    Driven<Dim, T> engine(moved, 1.0, Engine::cell_list, 2);
+    EXPECT_EQ(engine.step(coords), UpdateKind::refreshed);
+    EXPECT_EQ(engine.step(moved), UpdateKind::refreshed);
+  });
+}
+
+}  // namespace
