@@ -15,7 +15,7 @@
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell keep their relative order, the few that changed cell are sorted by
-// key and merged in (see cell_list_layout.cpp).
+// key and merged in (see cell_list_update.cpp).
 #pragma once
 
 #include <algorithm>
@@ -31,7 +31,8 @@
 namespace spatialhash::detail {
 
 /// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
-/// allocates (and page-faults) nothing once they have grown to the point count.
+/// allocates (and page-faults) nothing once they have grown to the point count: about 45 bytes
+/// per point in 3D (33 in 2D) after the first update, on top of the layout's 16.
 template <int Dim>
 struct CellListSpare {
   std::array<std::vector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
@@ -61,7 +62,7 @@ class CellListLayout {
 
   /// Re-sorts the layout for the moved points of `context` on the same lattice `grid` (the
   /// build's lattice with a new bounding box). Returns UpdateKind::refreshed when no point changed
-  /// cell (only the float coordinates are rewritten, in place of the old ones: O(n), no sort),
+  /// cell (only the float coordinates are rewritten: O(n), no sort),
   /// UpdateKind::patched when at most `max_changed_fraction` of the points did (those are
   /// sorted and merged into the others), and nothing, with the layout unchanged, when more did,
   /// when a point left the lattice, or when its Morton keys are coarse (then rebuild).
