@@ -84,11 +84,11 @@ class Index {
   /// The periodic box, if the index has one.
   const std::optional<PeriodicBox<Dim>>& box() const { return box_; }
 
-  /// Re-indexes after the points moved (same count, same radius, same box); `points` may be the array the
-  /// index was built on, modified in place, or another one. The results equal a fresh index's.
-  /// cell_list (default) and cell_hash move only the points whose cell changed (cell_list: while
-  /// every point stays on its lattice and at most a quarter changed cell); the others rebuild.
-  /// On bad input it throws and leaves the index as it was.
+  /// Re-indexes after the points moved (same count, same radius, same box); `points` may be the
+  /// array the index was built on, modified in place, or another one. The results equal a fresh
+  /// index's. cell_list (default) and cell_hash move only the points whose cell changed (cell_list:
+  /// while every point stays on its lattice and at most a quarter changed cell); the others
+  /// rebuild. On bad input it throws and leaves the index as it was.
   void update(PointsView<Dim, T> points);
   void update(std::span<const T> coords);
 
