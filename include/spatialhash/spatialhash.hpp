@@ -17,6 +17,6 @@
 #include "spatialhash/index.hpp"
 #include "spatialhash/point_sets.hpp"
 #include "spatialhash/points.hpp"
-#include "spatialhash/sized_particles.hpp"
 #include "spatialhash/reorder.hpp"
+#include "spatialhash/sized_particles.hpp"
 #include "spatialhash/types.hpp"
