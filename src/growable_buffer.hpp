@@ -2,10 +2,14 @@
 //
 // Unlike std::vector it never value-initializes (the filters overwrite every slot they report),
 // and it grows with realloc, which for large blocks moves pages instead of copying them (mremap
-// on Linux). Large buffers are advised to use transparent huge pages, so filling hundreds of
-// megabytes of results costs a few hundred page faults instead of tens of thousands: page faults
-// and the kernel's page zeroing were a fifth of the time of a neighbor-list search (perf, 1M
-// points). Invariant: data() holds size() valid items and capacity() >= size() slots.
+// on Linux). Invariant: data() holds size() valid items and capacity() >= size() slots.
+//
+// Huge pages: the final result arrays are advised to use transparent huge pages
+// (sized_for_overwrite), so filling hundreds of megabytes costs a few hundred page faults instead
+// of tens of thousands (page faults and page zeroing were a fifth of a neighbor-list search, perf,
+// 1M points). The growable buffers are not: advising buffers that then grow by realloc made the
+// kernel zero pages over and over (clustered 1M points: 2.5x slower lists, clear_page 57% of the
+// profile), measured with spatialhash_bench on W1 and W3.
 #pragma once
 
 #include <algorithm>
@@ -80,7 +84,6 @@ class GrowableBuffer {
     (void)storage_.release();  // realloc took ownership of the old block
     storage_.reset(static_cast<Item*>(moved));
     capacity_ = capacity;
-    advise_huge_pages(moved, capacity * sizeof(Item));
   }
 
   std::unique_ptr<Item, Free> storage_;
