@@ -35,6 +35,7 @@ def best_of(repeat: int, run: Callable[[], object]) -> Tuple[float, object]:
     """(fastest wall time in seconds, result of the last run)."""
     best, result = math.inf, None
     for _ in range(repeat):
+        result = None  # free the previous result first, as a caller reusing the name would
         start = time.perf_counter()
         result = run()
         best = min(best, time.perf_counter() - start)
