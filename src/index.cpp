@@ -9,37 +9,12 @@
 
 #include "engine_base.hpp"
 #include "periodic/periodic_engine.hpp"
+#include "sort_rows.hpp"
 #include "threads.hpp"
 
 namespace spatialhash {
 
 namespace {
-
-/// Sorts every row of `lists` by neighbor index, carrying distances along.
-void sort_rows(NeighborLists& lists, int threads) {
-  const auto n = static_cast<std::int64_t>(lists.size());
-  const bool with_distances = !lists.distances.empty();
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<std::pair<index_t, double>> row;
-#pragma omp for schedule(dynamic, 1024)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::size_t begin = lists.offsets[i], end = lists.offsets[i + 1];
-      auto* indices = lists.indices.data();
-      if (!with_distances) {
-        std::sort(indices + begin, indices + end);
-        continue;
-      }
-      row.clear();
-      for (std::size_t k = begin; k < end; ++k) row.emplace_back(indices[k], lists.distances[k]);
-      std::sort(row.begin(), row.end());
-      for (std::size_t k = begin; k < end; ++k) {
-        indices[k] = row[k - begin].first;
-        lists.distances[k] = row[k - begin].second;
-      }
-    }
-  }
-}
 
 void sort_pairs(PairList& list) {
   if (list.distances.empty()) {
@@ -195,7 +170,7 @@ template <int Dim, class T>
 void Index<Dim, T>::neighbor_lists(NeighborLists& out, const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
   engine_->neighbor_lists(r, options.with_distances, out);
-  if (options.sorted) sort_rows(out, threads());
+  if (options.sorted) detail::sort_rows(out, threads());
 }
 
 template <int Dim, class T>
@@ -269,7 +244,7 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
     engine_->ball(position(q), r, sink);
     sink.flush();
   }
-  if (options.sorted) sort_rows(lists, threads());
+  if (options.sorted) detail::sort_rows(lists, threads());
   return lists;
 }
 

@@ -14,6 +14,7 @@
 
 #include "engine_base.hpp"
 #include "sinks.hpp"
+#include "sort_rows.hpp"
 #include "spatialhash/index.hpp"
 #include "threads.hpp"
 
@@ -435,28 +436,6 @@ void build_levels(SizedLevels<Dim, T>& s, const PointsView<Dim, T>& points,
     }
   }
   s.make_cross_tasks();
-}
-
-/// Sorts every row of `lists` by neighbor index, carrying distances along.
-void sort_rows(NeighborLists& lists, int threads) {
-  const auto n = static_cast<std::int64_t>(lists.size());
-  const bool with_distances = !lists.distances.empty();
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::size_t begin = lists.offsets[i], end = lists.offsets[i + 1];
-    if (!with_distances) {
-      std::sort(lists.indices.begin() + begin, lists.indices.begin() + end);
-      continue;
-    }
-    std::vector<std::pair<index_t, double>> row;
-    for (std::size_t k = begin; k < end; ++k)
-      row.emplace_back(lists.indices[k], lists.distances[k]);
-    std::sort(row.begin(), row.end());
-    for (std::size_t k = begin; k < end; ++k) {
-      lists.indices[k] = row[k - begin].first;
-      lists.distances[k] = row[k - begin].second;
-    }
-  }
 }
 
 }  // namespace
