@@ -76,8 +76,8 @@ void search(const Tree<Dim, T>& tree, const T* position, T r2, std::uint32_t ski
 /// Runs `per_point(i, out)` for every point on `threads` threads in dynamic chunks, each chunk
 /// appending to its own buffer, then concatenates the buffers in point order. `counts[i]` gets
 /// the number of items point i appended. Writes the concatenation to `all` (its storage reused).
-template <class Item, class PerPoint>
-void gather(std::size_t n, int threads, std::vector<std::size_t>& counts, std::vector<Item>& all,
+template <class Item, class Out, class PerPoint>
+void gather(std::size_t n, int threads, std::vector<std::size_t>& counts, Out& all,
             PerPoint&& per_point) {
   constexpr std::size_t kChunk = 1024;
   const std::size_t chunks = (n + kChunk - 1) / kChunk;

@@ -15,20 +15,20 @@ constexpr std::int64_t kParallelThreshold = 1 << 16;
 /// A 1-D NumPy array over the memory of `values`, which moves into a capsule that the array
 /// keeps alive: the data is never copied.
 template <class Out, class In>
-py::array_t<Out> adopt(std::vector<In>&& values) {
+py::array_t<Out> adopt(ResultVector<In>&& values) {
   static_assert(sizeof(Out) == sizeof(In), "adopt() reinterprets elements of the same size");
   if (values.empty()) return py::array_t<Out>(std::vector<py::ssize_t>{0});
-  auto owner = std::make_unique<std::vector<In>>(std::move(values));
+  auto owner = std::make_unique<ResultVector<In>>(std::move(values));
   const auto size = static_cast<py::ssize_t>(owner->size());
   const auto* data = reinterpret_cast<const Out*>(owner->data());
-  py::capsule base(owner.get(), [](void* p) { delete static_cast<std::vector<In>*>(p); });
+  py::capsule base(owner.get(), [](void* p) { delete static_cast<ResultVector<In>*>(p); });
   owner.release();  // the capsule owns the vector from here on
   return py::array_t<Out>(std::vector<py::ssize_t>{size}, data, base);
 }
 
 }  // namespace
 
-py::array_t<std::int64_t> pairs_to_numpy(const std::vector<Pair>& pairs, int threads) {
+py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads) {
   const auto m = static_cast<std::int64_t>(pairs.size());
   py::array_t<std::int64_t> out(std::vector<py::ssize_t>{m, 2});
   std::int64_t* dst = out.mutable_data();
@@ -43,7 +43,7 @@ py::array_t<std::int64_t> pairs_to_numpy(const std::vector<Pair>& pairs, int thr
   return out;
 }
 
-py::array_t<std::int64_t> indices_to_numpy(const std::vector<index_t>& indices, int threads) {
+py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int threads) {
   const auto m = static_cast<std::int64_t>(indices.size());
   py::array_t<std::int64_t> out(std::vector<py::ssize_t>{m});
   std::int64_t* dst = out.mutable_data();
@@ -55,12 +55,12 @@ py::array_t<std::int64_t> indices_to_numpy(const std::vector<index_t>& indices, 
   return out;
 }
 
-py::array_t<std::int64_t> offsets_to_numpy(std::vector<std::size_t>&& offsets) {
+py::array_t<std::int64_t> offsets_to_numpy(ResultVector<std::size_t>&& offsets) {
   // Offsets count results held in memory, so they are far below 2^63: same bits as int64.
   return adopt<std::int64_t>(std::move(offsets));
 }
 
-py::array_t<double> doubles_to_numpy(std::vector<double>&& values) {
+py::array_t<double> doubles_to_numpy(ResultVector<double>&& values) {
   return adopt<double>(std::move(values));
 }
 

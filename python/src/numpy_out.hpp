@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "spatialhash/types.hpp"
@@ -16,13 +17,13 @@ namespace spatialhash::python {
 namespace py = pybind11;
 
 /// (m, 2) int64 array, one pair per row, first < second.
-py::array_t<std::int64_t> pairs_to_numpy(const std::vector<Pair>& pairs, int threads);
-/// int64 copy of a vector of point indices.
-py::array_t<std::int64_t> indices_to_numpy(const std::vector<index_t>& indices, int threads);
+py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads);
+/// int64 copy of an array of point indices.
+py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int threads);
 /// CSR offsets as int64, taking over the vector's memory (no copy).
-py::array_t<std::int64_t> offsets_to_numpy(std::vector<std::size_t>&& offsets);
+py::array_t<std::int64_t> offsets_to_numpy(ResultVector<std::size_t>&& offsets);
 /// Distances as float64, taking over the vector's memory (no copy).
-py::array_t<double> doubles_to_numpy(std::vector<double>&& values);
+py::array_t<double> doubles_to_numpy(ResultVector<double>&& values);
 /// Object array of Python lists: element q holds indices[offsets[q] .. offsets[q + 1]).
 /// Throws ValueError unless offsets is a non-decreasing 1-D array within indices.
 py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offsets,

@@ -56,7 +56,7 @@ std::span<const double> positions_of(const QueryArray& queries, int dim) {
   return {queries.data(), static_cast<std::size_t>(queries.size())};
 }
 
-py::object distances_or_none(std::vector<double>&& distances, bool wanted) {
+py::object distances_or_none(ResultVector<double>&& distances, bool wanted) {
   if (!wanted) return py::none();
   return doubles_to_numpy(std::move(distances));
 }
