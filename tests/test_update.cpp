@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "for_each_dim_type.hpp"
 #include "oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
 
@@ -87,16 +88,7 @@ void expect_matches_fresh_and_oracle(const Index<Dim, T>& index, const std::vect
   }
 }
 
-class Update : public ::testing::TestWithParam<Engine> {
- protected:
-  template <class Body>
-  void for_all(Body body) {
-    body.template operator()<2, float>();
-    body.template operator()<2, double>();
-    body.template operator()<3, float>();
-    body.template operator()<3, double>();
-  }
-};
+class Update : public ::testing::TestWithParam<Engine> {};
 
 /// One step of motion: most points move by 1-5% of r, a few by several r, a few jump anywhere
 /// in (a slightly larger copy of) the box.
@@ -120,7 +112,7 @@ void move(std::vector<T>& coords, double r, double box, std::mt19937_64& g) {
 }
 
 TEST_P(Update, RandomizedStepsMatchFreshBuildAndOracle) {
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     for (std::uint64_t seed : {1u, 2u}) {
       SCOPED_TRACE((label<Dim, T>() + " seed " + std::to_string(seed)));
       std::mt19937_64 g(seed * 7919 + Dim);
@@ -154,7 +146,7 @@ TEST_P(Update, ManySmallStepsOfADriftingCloud) {
   // Sixty steps of a cloud drifting steadily in one direction with some jitter (a few percent
   // of the points change cell per step): cells keep emptying behind it and filling ahead of it,
   // beyond the first bounding box.
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     std::mt19937_64 g(99 + Dim);
     const double r = 0.5;
@@ -179,7 +171,7 @@ TEST_P(Update, ACompactClusterSpreadsIntoManyNewCells) {
   // All points start in a few cells; each step a tenth of them jump to places all over a box a
   // hundred cells wide, nearly every one into a cell no point was in: the cell table keeps
   // growing (an incremental engine must grow or rebuild it).
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     std::mt19937_64 g(41 + Dim);
     const double r = 0.25;
@@ -201,7 +193,7 @@ TEST_P(Update, ACompactClusterSpreadsIntoManyNewCells) {
 TEST_P(Update, ManyPointsChangeCellAtOnce) {
   // Enough points for an incremental engine to sample before scanning (thousands): first every
   // point shifts by more than a cell, then about half of them by a fraction of one, then a few.
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     std::mt19937_64 g(53 + Dim);
     const double r = Dim == 2 ? 0.12 : 0.4;
@@ -229,7 +221,7 @@ TEST_P(Update, ManyPointsChangeCellAtOnce) {
 }
 
 TEST_P(Update, PointsLeaveTheOldBoundingBox) {
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     std::mt19937_64 g(5 + Dim);
     const double r = 0.7;
@@ -267,7 +259,7 @@ TEST_P(Update, PointsLeaveTheOldBoundingBox) {
 TEST_P(Update, TranslationBeyondTheOldLatticeRange) {
   // The whole set moves so far (in cells) that the old lattice cannot address the new box
   // (more than 2^30 cells from its origin): an incremental engine must start a new lattice.
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     std::mt19937_64 g(17 + Dim);
     const double r = 1e-3;
@@ -291,7 +283,7 @@ TEST_P(Update, TranslationBeyondTheOldLatticeRange) {
 }
 
 TEST_P(Update, FailedUpdatesAfterStepsKeepTheLatestResults) {
-  for_all([&]<int Dim, class T>() {
+  for_each_dim_type([&]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     std::mt19937_64 g(23 + Dim);
     const double r = 0.6, box = 6.0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../src/engine_base.hpp"
+#include "for_each_dim_type.hpp"
 #include "oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
 
@@ -130,21 +131,13 @@ void drift(std::vector<T>& coords, double step, std::mt19937_64& g) {
   }
 }
 
-template <class Body>
-void for_all(Body body) {
-  body.template operator()<2, float>();
-  body.template operator()<2, double>();
-  body.template operator()<3, float>();
-  body.template operator()<3, double>();
-}
-
 template <int Dim, class T>
 std::string label() {
   return "dim=" + std::to_string(Dim) + (std::is_same_v<T, float> ? " float" : " double");
 }
 
 TEST(CellListUpdate, EachPathIsTakenAndExact) {
-  for_all([]<int Dim, class T>() {
+  for_each_dim_type([]<int Dim, class T>() {
     {
       const int threads = std::is_same_v<T, float> ? 1 : 2;
       SCOPED_TRACE((label<Dim, T>() + " threads " + std::to_string(threads)));
@@ -197,7 +190,7 @@ TEST(CellListUpdate, RandomizedStepsOverEveryEngine) {
   // Random mixtures of motions for every engine: most points drift a little, some jump, now and
   // then the whole set shifts or stretches. Each step against the oracle and a fresh build.
   for (Engine engine_kind : spatialhash::all_engines()) {
-    for_all([&]<int Dim, class T>() {
+    for_each_dim_type([&]<int Dim, class T>() {
       SCOPED_TRACE((std::string(spatialhash::engine_name(engine_kind)) + " " + label<Dim, T>()));
       std::mt19937_64 g(1000 + Dim + static_cast<int>(engine_kind));
       const double r = Dim == 2 ? 0.3 : 0.9;
@@ -226,7 +219,7 @@ TEST(CellListUpdate, RandomizedStepsOverEveryEngine) {
 TEST(CellListUpdate, TiesAtTheRadiusSurviveAPatch) {
   // Pairs at exactly r (integer lattice, r = 1, float and double exact): a patch must keep every
   // one, as a fresh build does.
-  for_all([]<int Dim, class T>() {
+  for_each_dim_type([]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     const int side = Dim == 2 ? 30 : 10;
     std::vector<T> coords;
@@ -250,7 +243,7 @@ TEST(CellListUpdate, TinyMotionWithinCellsIsRefreshedAndExact) {
   // cell's border (the cell edge is r (1 + 2^-18), so a point at x = k lies k 2^-18 below one),
   // so no point changes cell and only the coordinates are refreshed; yet pairs move from ties to
   // beyond the float rounding band and back, so stale float coordinates would answer wrongly.
-  for_all([]<int Dim, class T>() {
+  for_each_dim_type([]<int Dim, class T>() {
     SCOPED_TRACE((label<Dim, T>()));
     const std::array<int, 3> sides = {30, Dim == 2 ? 30 : 6, 6};
     std::vector<T> coords;
