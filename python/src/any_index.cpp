@@ -40,22 +40,10 @@ class TypedIndex final : public AnyIndex {
                       bool sorted) const override {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
-    const auto m = static_cast<std::int64_t>(positions.size());
     std::vector<std::vector<index_t>> rows(positions.size());
-    // Exceptions must not leave an OpenMP region: keep the first, rethrow after it.
-    std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads())
-    for (std::int64_t q = 0; q < m; ++q) {
-      try {
-        typename Index<Dim, T>::Position center;
-        for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
-        rows[q] = index_.ball(center, radii[q], sorted);
-      } catch (...) {
-#pragma omp critical(spatialhash_python_balls)
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+    for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center) {
+      rows[q] = index_.ball(center, radii[q], sorted);
+    });
     NeighborLists lists;
     lists.offsets.assign(rows.size() + 1, 0);
     for (std::size_t q = 0; q < rows.size(); ++q) {
@@ -70,25 +58,14 @@ class TypedIndex final : public AnyIndex {
                                    std::span<const double> radii) const override {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
-    const auto m = static_cast<std::int64_t>(positions.size());
     std::vector<index_t> counts(positions.size());
-    std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads())
-    for (std::int64_t q = 0; q < m; ++q) {
-      try {
-        typename Index<Dim, T>::Position center;
-        for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
-        index_t count = 0;
-        index_.for_each_in_ball_batch(center, radii[q], [&](std::span<const Hit> batch) {
-          count += static_cast<index_t>(batch.size());
-        });
-        counts[q] = count;
-      } catch (...) {
-#pragma omp critical(spatialhash_python_balls)
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+    for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center) {
+      index_t count = 0;
+      index_.for_each_in_ball_batch(center, radii[q], [&](std::span<const Hit> batch) {
+        count += static_cast<index_t>(batch.size());
+      });
+      counts[q] = count;
+    });
     return counts;
   }
 
@@ -101,6 +78,26 @@ class TypedIndex final : public AnyIndex {
   }
 
  private:
+  /// Runs per_ball(q, center of query q) for every query on the index's threads. Exceptions
+  /// must not leave an OpenMP region: the first is kept and rethrown after it.
+  template <class PerBall>
+  void for_each_ball(PointsView<Dim, double> positions, PerBall&& per_ball) const {
+    const auto m = static_cast<std::int64_t>(positions.size());
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads())
+    for (std::int64_t q = 0; q < m; ++q) {
+      try {
+        typename Index<Dim, T>::Position center;
+        for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
+        per_ball(q, center);
+      } catch (...) {
+#pragma omp critical(spatialhash_python_balls)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
   static Index<Dim, T> make_index(std::span<const T> coords, double radius, Options options,
                                   std::span<const double> boxsize) {
     if (boxsize.empty()) return Index<Dim, T>(coords, radius, options);
