@@ -23,6 +23,23 @@ namespace spatialhash::detail {
 template <int Dim>
 using Cell = std::array<std::int64_t, Dim>;
 
+/// Number of cells of the stencil of reach `reach` around a cell: (2 reach + 1)^Dim.
+template <int Dim>
+constexpr int stencil_size(int reach) {
+  return Dim == 2 ? (2 * reach + 1) * (2 * reach + 1)
+                  : (2 * reach + 1) * (2 * reach + 1) * (2 * reach + 1);
+}
+
+/// Offset of stencil cell t (0 <= t < stencil_size(reach)) from the center cell, x fastest;
+/// every component in [-reach, reach], the center cell included.
+template <int Dim>
+constexpr Cell<Dim> stencil_offset(int t, int reach) {
+  const int width = 2 * reach + 1;
+  Cell<Dim> offset{};
+  for (int k = 0; k < Dim; ++k, t /= width) offset[k] = t % width - reach;
+  return offset;
+}
+
 template <int Dim>
 struct GridGeometry {
   static constexpr double kCellMargin = 1.0 + 0x1p-18;

@@ -363,10 +363,9 @@ class CellList final : public EngineBase<Dim, T> {
     std::size_t probed = 0, found = 0;
     for (std::size_t q = 0; q < samples; ++q) {
       const auto& c = layout.cell_coord[q * cells / samples];
-      for (int offset = 0; offset < (Dim == 2 ? 9 : 27); ++offset) {
-        Cell<Dim> neighbor;
-        int rest = offset;
-        for (int k = 0; k < Dim; ++k, rest /= 3) neighbor[k] = std::int64_t{c[k]} + rest % 3 - 1;
+      for (int t = 0; t < stencil_size<Dim>(1); ++t) {
+        Cell<Dim> neighbor = stencil_offset<Dim>(t, 1);
+        for (int k = 0; k < Dim; ++k) neighbor[k] += c[k];
         ++probed;
         found += layout.find(neighbor) != CellListLayout<Dim>::kNoCell;
       }
@@ -506,14 +505,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work), and
   /// lists the stencil's cell offsets for the lattice's reach.
   void make_blocks() {
-    const int width = 2 * grid_.reach + 1;
-    stencil_size_ = 1;
-    for (int k = 0; k < Dim; ++k) stencil_size_ *= width;
-    for (int o = 0; o < stencil_size_; ++o) {
-      for (int k = 0, rest = o; k < Dim; ++k, rest /= width) {
-        stencil_[o][k] = rest % width - grid_.reach;
-      }
-    }
+    stencil_size_ = stencil_size<Dim>(grid_.reach);
+    for (int t = 0; t < stencil_size_; ++t) stencil_[t] = stencil_offset<Dim>(t, grid_.reach);
     blocks_.assign(1, 0);
     std::uint32_t points_in_block = 0;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {

@@ -37,12 +37,8 @@ std::uint64_t hash_cell(const Cell<Dim>& c) {
 /// The 3^Dim offsets of a cell's neighborhood, itself included.
 template <int Dim>
 constexpr auto stencil_offsets() {
-  constexpr int kCount = Dim == 2 ? 9 : 27;
-  std::array<Cell<Dim>, kCount> offsets{};
-  for (int t = 0; t < kCount; ++t) {
-    int rest = t;
-    for (int k = 0; k < Dim; ++k, rest /= 3) offsets[t][k] = rest % 3 - 1;
-  }
+  std::array<Cell<Dim>, stencil_size<Dim>(1)> offsets{};
+  for (int t = 0; t < stencil_size<Dim>(1); ++t) offsets[t] = stencil_offset<Dim>(t, 1);
   return offsets;
 }
 
