@@ -7,7 +7,7 @@
 #include <random>
 
 #include "../src/float_band.hpp"
-#include "../src/simd/range_filter.hpp"
+#include "../src/simd/block_filter.hpp"
 #include "check_against_oracle.hpp"
 #include "engine_cases.hpp"
 
@@ -85,75 +85,96 @@ TEST_P(Exactness, PointsOnCellBordersAtLargeOffsets) {
 INSTANTIATE_TEST_SUITE_P(AllEngines, Exactness, ::testing::ValuesIn(engine_cases()),
                          engine_case_label);
 
-/// Runs a range filter and checks its verdicts against the double rule on the same float data.
+/// Runs a block filter on blocks of 1 to kBlockQueries queries, with each kind of skip, and checks
+/// its verdicts against the double rule on the same float data: no candidate beyond r is called
+/// sure, no neighbor is dropped, skipped candidates never appear.
 template <int Dim>
-void check_filter(spatialhash::detail::RangeFilterFn<Dim> filter, std::uint64_t seed) {
+void check_filter(spatialhash::detail::BlockFilterFn<Dim> filter, std::uint64_t seed) {
   using namespace spatialhash::detail;
   std::mt19937_64 g(seed);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 300; ++trial) {
     const double r = std::exp(std::uniform_real_distribution<double>(-5, 3)(g));
     const double extent = r * std::exp(std::uniform_real_distribution<double>(0, 12)(g));
     const std::size_t m = std::uniform_int_distribution<std::size_t>(0, 70)(g);
+    const int queries = std::uniform_int_distribution<int>(1, kBlockQueries)(g);
+    std::uniform_real_distribution<double> u(0.0, extent);
+    QueryBlock<Dim> block;
+    block.count = queries;
+    block.after = trial % 3 == 1;
+    for (int q = 0; q < queries; ++q) {
+      for (int k = 0; k < Dim; ++k) block.position[q][k] = static_cast<float>(u(g));
+      // Skips: none, one inside the range, or one past it.
+      const int kind = (trial + q) % 3;
+      block.skip[q] =
+          kind == 0 && !block.after ? kSkipNone : static_cast<std::uint32_t>(m / (kind + 1));
+    }
     std::array<std::vector<float>, Dim> axis;
     std::vector<std::uint32_t> ids(m);
-    std::array<float, Dim> q;
-    std::uniform_real_distribution<double> u(0.0, extent);
-    for (int k = 0; k < Dim; ++k) q[k] = static_cast<float>(u(g));
     std::normal_distribution<double> normal(0.0, 1.0);
     for (std::size_t j = 0; j < m; ++j) {
-      // Half of the candidates within a hair of distance r of the query.
+      // Most candidates within a hair of distance r of one of the queries.
+      const auto& center = block.position[j % static_cast<std::size_t>(queries)];
       std::array<double, Dim> dir;
       double norm = 0;
       for (int k = 0; k < Dim; ++k) norm += (dir[k] = normal(g)) * dir[k];
-      const double length = j % 2 ? r * (1 + 1e-7 * normal(g)) : r * 1.5 * std::abs(normal(g));
+      const double length = j % 3 ? r * (1 + 1e-7 * normal(g)) : r * 1.5 * std::abs(normal(g));
       for (int k = 0; k < Dim; ++k) {
-        axis[k].push_back(static_cast<float>(q[k] + length * dir[k] / std::sqrt(norm)));
+        axis[k].push_back(static_cast<float>(center[k] + length * dir[k] / std::sqrt(norm)));
       }
-      ids[j] = static_cast<std::uint32_t>(j);
+      ids[j] = static_cast<std::uint32_t>(1000 + j);
     }
     SoaView<Dim> view;
     for (int k = 0; k < Dim; ++k) view.axis[k] = axis[k].data();
     view.ids = ids.data();
     const FloatBand band = make_float_band(r, extent + 10 * r, Dim);
-    std::vector<std::uint32_t> sure(m + kFilterSlack), border(m + kFilterSlack);
-    FilterOutput out{sure.data(), border.data()};
-    const std::uint32_t exclude = m > 0 ? static_cast<std::uint32_t>(m / 2) : 0;
-    filter(view, 0, static_cast<std::uint32_t>(m), q, band, exclude, out);
-    std::vector<bool> kept(m, false);
-    for (std::size_t k = 0; k < out.sure_count; ++k) {
-      const std::uint32_t j = out.sure[k];
-      double d2 = 0;
-      for (int a = 0; a < Dim; ++a) {
-        const double d = double(axis[a][j]) - double(q[a]);
-        d2 += d * d;
+    const std::size_t stride = m + kFilterSlack;
+    std::vector<std::uint32_t> sure(stride * kBlockQueries), border(stride * kBlockQueries);
+    BlockOutput out{sure.data(), border.data(), stride};
+    filter(view, 0, static_cast<std::uint32_t>(m), block, band, out);
+    for (int q = 0; q < queries; ++q) {
+      const auto skipped = [&](std::size_t j) {
+        return block.after ? j <= block.skip[q] : j == block.skip[q];
+      };
+      const auto exact_d2 = [&](std::size_t j) {
+        double d2 = 0;
+        for (int a = 0; a < Dim; ++a) {
+          const double d = double(axis[a][j]) - double(block.position[q][a]);
+          d2 += d * d;
+        }
+        return d2;
+      };
+      std::vector<bool> kept(m, false);
+      for (std::size_t k = 0; k < out.sure_count[q]; ++k) {
+        const std::size_t j = sure[q * stride + k] - 1000;
+        ASSERT_LT(j, m);
+        ASSERT_LE(exact_d2(j), r * r) << "filter called a candidate beyond r certain";
+        ASSERT_FALSE(skipped(j)) << "filter reported a skipped candidate";
+        kept[j] = true;
       }
-      ASSERT_LE(d2, r * r) << "filter called a candidate beyond r certain";
-      ASSERT_NE(j, exclude);
-      kept[j] = true;
-    }
-    for (std::size_t k = 0; k < out.border_count; ++k) kept[out.border[k]] = true;
-    for (std::size_t j = 0; j < m; ++j) {
-      double d2 = 0;
-      for (int a = 0; a < Dim; ++a) {
-        const double d = double(axis[a][j]) - double(q[a]);
-        d2 += d * d;
+      for (std::size_t k = 0; k < out.border_count[q]; ++k) {
+        const std::size_t j = border[q * stride + k] - 1000;
+        ASSERT_LT(j, m);
+        ASSERT_FALSE(skipped(j)) << "filter reported a skipped candidate";
+        kept[j] = true;
       }
-      if (d2 <= r * r && j != exclude) {
-        ASSERT_TRUE(kept[j]) << "filter dropped a neighbor";
+      for (std::size_t j = 0; j < m; ++j) {
+        if (exact_d2(j) <= r * r && !skipped(j)) {
+          ASSERT_TRUE(kept[j]) << "filter dropped a neighbor, query " << q << " candidate " << j;
+        }
       }
     }
   }
 }
 
-TEST(RangeFilter, ScalarNeverMisclassifies) {
-  check_filter<2>(&spatialhash::detail::range_filter_scalar<2>, 1);
-  check_filter<3>(&spatialhash::detail::range_filter_scalar<3>, 2);
+TEST(BlockFilter, ScalarNeverMisclassifies) {
+  check_filter<2>(&spatialhash::detail::block_filter_scalar<2>, 1);
+  check_filter<3>(&spatialhash::detail::block_filter_scalar<3>, 2);
 }
 
-TEST(RangeFilter, BestFilterNeverMisclassifies) {
+TEST(BlockFilter, BestFilterNeverMisclassifies) {
   // The AVX-512 filter where the processor has it, else the scalar one again.
-  check_filter<2>(spatialhash::detail::best_range_filter<2>(), 3);
-  check_filter<3>(spatialhash::detail::best_range_filter<3>(), 4);
+  check_filter<2>(spatialhash::detail::best_block_filter<2>(), 3);
+  check_filter<3>(spatialhash::detail::best_block_filter<3>(), 4);
 }
 
 }  // namespace

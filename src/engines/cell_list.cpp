@@ -1,10 +1,11 @@
 // cell_list: the default engine.
 //
 // Points are reordered by cell along a Z-order curve into a float structure-of-arrays copy
-// (cell_list_layout.hpp). A search walks the cells; each cell gathers the contiguous ranges of its
-// 3^Dim stencil once (merging ranges that touch), then every point of the cell is tested against
-// those ranges with a SIMD range filter. Candidates whose float distance falls in the rounding
-// band around r are re-decided with the double rule (float_band.hpp), so results are exact.
+// (cell_list_layout.hpp). A search walks the cells; each cell gathers its own points and then the
+// contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
+// cell are tested against them kBlockQueries at a time with a SIMD block filter. Candidates whose
+// float distance falls in the rounding band around r are re-decided with the double rule
+// (float_band.hpp), so results are exact.
 // Parallel searches split the cells into blocks of consecutive cells; each block writes its own
 // buffer, then rows are copied once into the caller's CSR arrays: no locks, no per-point
 // allocation.
@@ -22,7 +23,7 @@
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
 #include "../prefix_sum.hpp"
-#include "../simd/range_filter.hpp"
+#include "../simd/block_filter.hpp"
 #include "../threads.hpp"
 #include "cell_list_layout.hpp"
 
@@ -43,7 +44,6 @@ template <int Dim>
 struct Gathered {
   std::array<Buffer<float>, Dim> axis;
   Buffer<std::uint32_t> ids;
-  Buffer<std::uint32_t> border;  ///< borderline ids of the current filter call
   std::size_t size = 0;
 
   SoaView<Dim> view() const {
@@ -52,6 +52,14 @@ struct Gathered {
     v.ids = ids.data();
     return v;
   }
+};
+
+/// Per-thread work space of cell searches, reused from cell to cell: the gathered stencil and the
+/// block filter's rows.
+template <int Dim>
+struct CellWork {
+  Gathered<Dim> g;
+  Buffer<std::uint32_t> sure, border;
 };
 
 template <int Dim, class T>
@@ -72,7 +80,7 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::int64_t kPaddingCells = 1;
 
   explicit CellList(const Context<Dim, T>& context) : Base(context) {
-    filter_ = best_range_filter<Dim>();
+    filter_ = best_block_filter<Dim>();
     std::tie(grid_, layout_) = index_points(context);
     make_blocks();
   }
@@ -105,20 +113,16 @@ class CellList final : public EngineBase<Dim, T> {
 
   void pairs(double radius, PairSink& sink) const override {
     const Search search{band_for(radius), radius * radius};
-    Gathered<Dim> g;
-    Buffer<std::uint32_t> found;
+    CellWork<Dim> work;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
-      const std::uint32_t own = gather_half_stencil(c, g);
-      for (std::uint32_t p = 0; p < own; ++p) {
-        const std::uint32_t s = layout_.cell_start[c] + p;
-        std::uint32_t* ids = found.reserve_more(g.size + kFilterSlack);
-        const std::uint32_t count = search_point(s, g, p + 1, search, ids);
-        const index_t a = layout_.order[s];
-        for (std::uint32_t k = 0; k < count; ++k) {
-          const double d2 = distance_squared(this->context_.points, a, ids[k]);
-          sink.push(a < ids[k] ? PairHit{a, ids[k], d2} : PairHit{ids[k], a, d2});
-        }
-      }
+      search_cell(c, Stencil::half, Ids::original, search, work,
+                  [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
+                    const index_t a = layout_.order[s];
+                    for (std::uint32_t k = 0; k < count; ++k) {
+                      const double d2 = distance_squared(this->context_.points, a, ids[k]);
+                      sink.push(a < ids[k] ? PairHit{a, ids[k], d2} : PairHit{ids[k], a, d2});
+                    }
+                  });
     }
   }
 
@@ -133,22 +137,26 @@ class CellList final : public EngineBase<Dim, T> {
     const FloatBand band = band_for(radius);
     const double r2 = radius * radius;
     std::array<Range, kStencil> ranges;
-    const int count = stencil_ranges(cell, kNoExclusion, ranges);
+    const int count = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
     SoaView<Dim> all;
     for (int k = 0; k < Dim; ++k) all.axis[k] = layout_.axis[k].data();
     all.ids = layout_.order.data();
+    QueryBlock<Dim> block;
+    block.position[0] = query;
+    block.skip[0] = kSkipNone;
+    block.count = 1;
     // Fixed-size chunks on the stack: a ball query allocates nothing.
     constexpr std::uint32_t kChunk = 256;
     std::array<std::uint32_t, kChunk + kFilterSlack> sure, border;
     for (int q = 0; q < count; ++q) {
       for (std::uint32_t begin = ranges[q].begin; begin < ranges[q].end; begin += kChunk) {
         const std::uint32_t end = std::min(ranges[q].end, begin + kChunk);
-        FilterOutput out{sure.data(), border.data()};
-        filter_(all, begin, end, query, band, kNoExclusion, out);
-        for (std::size_t k = 0; k < out.sure_count; ++k) {
+        BlockOutput out{sure.data(), border.data(), sure.size()};
+        filter_(all, begin, end, block, band, out);
+        for (std::size_t k = 0; k < out.sure_count[0]; ++k) {
           sink.push({sure[k], distance_squared(points, sure[k], center)});
         }
-        for (std::size_t k = 0; k < out.border_count; ++k) {
+        for (std::size_t k = 0; k < out.border_count[0]; ++k) {
           const double d2 = distance_squared(points, border[k], center);
           if (d2 <= r2) sink.push({border[k], d2});
         }
@@ -166,19 +174,15 @@ class CellList final : public EngineBase<Dim, T> {
     {
       std::vector<index_t>& local = partial[static_cast<std::size_t>(thread_id())];
       local.assign(n, 0);
-      Gathered<Dim> g;
-      Buffer<std::uint32_t> found;
+      CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          const std::uint32_t own = gather_half_stencil(c, g, /*positions=*/true);
-          std::uint32_t* positions = found.reserve_more(g.size + kFilterSlack);
-          for (std::uint32_t p = 0; p < own; ++p) {
-            const std::uint32_t s = layout_.cell_start[c] + p;
-            const std::uint32_t count = search_point<true>(s, g, p + 1, search, positions);
-            local[s] += count;
-            for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
-          }
+          search_cell(c, Stencil::half, Ids::sorted_position, search, work,
+                      [&](std::uint32_t s, const std::uint32_t* positions, std::uint32_t count) {
+                        local[s] += count;
+                        for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
+                      });
         }
       }
     }
@@ -207,20 +211,18 @@ class CellList final : public EngineBase<Dim, T> {
       const int t = thread_id();
       Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
       out.reserve_more(16 * (n / static_cast<std::size_t>(threads)) + 4096);
-      Gathered<Dim> g;
+      CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         block_begin[b] = out.size();
         block_thread[b] = t;
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          gather_full_stencil(c, g);
-          for (std::uint32_t s = layout_.cell_start[c]; s < layout_.cell_start[c + 1]; ++s) {
-            // Neighbors are written straight into the thread's output.
-            const std::uint32_t length =
-                search_point(s, g, 0, search, out.reserve_more(g.size + kFilterSlack));
-            out.grow(length);
-            row_length[s] = length;
-          }
+          search_cell(c, Stencil::full, Ids::original, search, work,
+                      [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t length) {
+                        std::copy(ids, ids + length, out.reserve_more(length));
+                        out.grow(length);
+                        row_length[s] = length;
+                      });
         }
       }
     }
@@ -270,25 +272,21 @@ class CellList final : public EngineBase<Dim, T> {
       const int t = thread_id();
       Buffer<Pair>& out = found[static_cast<std::size_t>(t)];
       out.reserve_more(8 * (layout_.size() / static_cast<std::size_t>(threads)) + 4096);
-      Gathered<Dim> g;
-      Buffer<std::uint32_t> ids_buffer;
+      CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         block_begin[b] = out.size();
         block_thread[b] = t;
         for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          const std::uint32_t own = gather_half_stencil(c, g);
-          std::uint32_t* ids = ids_buffer.reserve_more(g.size + kFilterSlack);
-          for (std::uint32_t p = 0; p < own; ++p) {
-            const std::uint32_t s = layout_.cell_start[c] + p;
-            const std::uint32_t count = search_point(s, g, p + 1, search, ids);
-            Pair* row = out.reserve_more(count);
-            const index_t a = layout_.order[s];
-            for (std::uint32_t k = 0; k < count; ++k) {
-              row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
-            }
-            out.grow(count);
-          }
+          search_cell(c, Stencil::half, Ids::original, search, work,
+                      [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
+                        Pair* row = out.reserve_more(count);
+                        const index_t a = layout_.order[s];
+                        for (std::uint32_t k = 0; k < count; ++k) {
+                          row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
+                        }
+                        out.grow(count);
+                      });
         }
         block_end[b] = out.size();
       }
@@ -315,8 +313,6 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
  private:
-  static constexpr std::uint32_t kNoExclusion = std::numeric_limits<std::uint32_t>::max();
-
   /// The thresholds of one search.
   struct Search {
     FloatBand band;
@@ -400,33 +396,58 @@ class CellList final : public EngineBase<Dim, T> {
     return make_float_band(radius, extent, Dim);
   }
 
-  /// Writes to `found` the ids (original indices, or sorted positions when `kPositions`) of the
-  /// neighbors of sorted point s among gathered candidates [from, g.size); `found` needs room for
-  /// g.size - from + kFilterSlack. Returns how many. Borderline candidates are re-decided with
-  /// the double rule.
-  template <bool kPositions = false>
-  std::uint32_t search_point(std::uint32_t s, Gathered<Dim>& g, std::uint32_t from,
-                             const Search& search, std::uint32_t* found) const {
-    std::array<float, Dim> query;
-    for (int k = 0; k < Dim; ++k) query[k] = layout_.axis[k][s];
-    const index_t self = layout_.order[s];
-    g.border.clear();
-    FilterOutput out{found, g.border.reserve_more(g.size + kFilterSlack)};
-    filter_(g.view(), from, static_cast<std::uint32_t>(g.size), query, search.band,
-            kPositions ? s : self, out);
-    auto count = static_cast<std::uint32_t>(out.sure_count);
-    for (std::size_t k = 0; k < out.border_count; ++k) {
-      const index_t other = kPositions ? layout_.order[out.border[k]] : out.border[k];
-      if (distance_squared(this->context_.points, self, other) <= search.r2) {
-        found[count++] = out.border[k];
+  /// Which stencil a cell search covers: all cells around it, or only those after it in memory
+  /// order (each pair of cells once).
+  enum class Stencil { full, half };
+  /// What a cell search reports for a neighbor: its original index or its sorted position.
+  enum class Ids { original, sorted_position };
+
+  /// Searches the points of cell c against its stencil, kBlockQueries points per filter call, and
+  /// calls emit(s, ids, count) for each point of c (sorted position s) with its neighbors' ids; a
+  /// half search reports, within cell c, only the points after s. Borderline candidates are
+  /// re-decided with the double rule before emit sees them.
+  template <class Emit>
+  void search_cell(std::uint32_t c, Stencil stencil, Ids ids, const Search& search,
+                   CellWork<Dim>& work, Emit&& emit) const {
+    Gathered<Dim>& g = work.g;
+    const std::uint32_t own = gather_stencil(c, stencil, ids, g);
+    const std::size_t stride = g.size + kFilterSlack;
+    work.sure.clear();
+    work.border.clear();
+    BlockOutput out{work.sure.reserve_more(stride * kBlockQueries),
+                    work.border.reserve_more(stride * kBlockQueries), stride};
+    const SoaView<Dim> candidates = g.view();
+    const std::uint32_t first = layout_.cell_start[c];
+    const auto& points = this->context_.points;
+    QueryBlock<Dim> block;
+    block.after = stencil == Stencil::half;
+    for (std::uint32_t p0 = 0; p0 < own; p0 += kBlockQueries) {
+      // The cell's own points come first in g: point p of the cell is candidate p.
+      block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, own - p0));
+      for (int q = 0; q < block.count; ++q) {
+        for (int k = 0; k < Dim; ++k) block.position[q][k] = layout_.axis[k][first + p0 + q];
+        block.skip[q] = p0 + static_cast<std::uint32_t>(q);
+      }
+      const std::uint32_t from = block.after ? p0 + 1 : 0;
+      filter_(candidates, from, static_cast<std::uint32_t>(g.size), block, search.band, out);
+      for (int q = 0; q < block.count; ++q) {
+        const std::uint32_t s = first + p0 + static_cast<std::uint32_t>(q);
+        const index_t self = layout_.order[s];
+        std::uint32_t* row = out.sure + static_cast<std::size_t>(q) * stride;
+        const std::uint32_t* border = out.border + static_cast<std::size_t>(q) * stride;
+        std::uint32_t count = out.sure_count[q];
+        for (std::uint32_t k = 0; k < out.border_count[q]; ++k) {
+          const index_t other = ids == Ids::sorted_position ? layout_.order[border[k]] : border[k];
+          if (distance_squared(points, self, other) <= search.r2) row[count++] = border[k];
+        }
+        emit(s, static_cast<const std::uint32_t*>(row), count);
       }
     }
-    return count;
   }
 
   /// Copies the points of `ranges` into `g`, with their original indices as ids, or with their
-  /// sorted positions when `positions` is set. Plain loops: the runs are short (a few cells).
-  void gather(std::span<const Range> ranges, Gathered<Dim>& g, bool positions) const {
+  /// sorted positions. Plain loops: the runs are short (a few cells).
+  void gather(std::span<const Range> ranges, Gathered<Dim>& g, Ids ids) const {
     std::size_t total = 0;
     for (const Range& q : ranges) total += q.end - q.begin;
     std::array<float*, Dim> axis;
@@ -435,7 +456,7 @@ class CellList final : public EngineBase<Dim, T> {
       axis[k] = g.axis[k].reserve_more(total + kFilterSlack);
     }
     g.ids.clear();
-    std::uint32_t* ids = g.ids.reserve_more(total + kFilterSlack);
+    std::uint32_t* out_ids = g.ids.reserve_more(total + kFilterSlack);
     std::size_t at = 0;
     for (const Range& q : ranges) {
       for (int k = 0; k < Dim; ++k) {
@@ -443,29 +464,22 @@ class CellList final : public EngineBase<Dim, T> {
         for (std::uint32_t j = q.begin; j < q.end; ++j) axis[k][at + j - q.begin] = source[j];
       }
       for (std::uint32_t j = q.begin; j < q.end; ++j) {
-        ids[at + j - q.begin] = positions ? j : layout_.order[j];
+        out_ids[at + j - q.begin] = ids == Ids::sorted_position ? j : layout_.order[j];
       }
       at += q.end - q.begin;
     }
     g.size = total;
   }
 
-  void gather_full_stencil(std::uint32_t c, Gathered<Dim>& g) const {
-    std::array<Range, kStencil> ranges;
-    const int count = stencil_ranges(cell_of(c), kNoExclusion, ranges);
-    gather(std::span<const Range>(ranges.data(), count), g, false);
-  }
-
-  /// Gathers cell c itself first, then the stencil cells after it in memory order, so each pair
-  /// of cells is visited once. Returns the number of points of cell c.
-  std::uint32_t gather_half_stencil(std::uint32_t c, Gathered<Dim>& g,
-                                    bool positions = false) const {
+  /// Gathers cell c itself first, then the other cells of its stencil (all of them, or for a
+  /// half stencil those after c in memory order). Returns the number of points of cell c.
+  std::uint32_t gather_stencil(std::uint32_t c, Stencil stencil, Ids ids, Gathered<Dim>& g) const {
     std::array<Range, kStencil + 1> ranges;
     ranges[0] = Range{layout_.cell_start[c], layout_.cell_start[c + 1]};
-    std::array<Range, kStencil> after;
-    const int count = stencil_ranges(cell_of(c), c, after);
-    std::copy(after.begin(), after.begin() + count, ranges.begin() + 1);
-    gather(std::span<const Range>(ranges.data(), count + 1), g, positions);
+    std::array<Range, kStencil> others;
+    const int count = stencil_ranges(cell_of(c), c, stencil, others);
+    std::copy(others.begin(), others.begin() + count, ranges.begin() + 1);
+    gather(std::span<const Range>(ranges.data(), count + 1), g, ids);
     return ranges[0].end - ranges[0].begin;
   }
 
@@ -475,22 +489,40 @@ class CellList final : public EngineBase<Dim, T> {
     return cell;
   }
 
-  /// Ranges of the stencil cells around lattice cell `cell`, sorted and merged where they touch;
-  /// cells with index <= `min_cell_exclusive` are left out unless it is kNoExclusion.
-  int stencil_ranges(const Cell<Dim>& cell, std::uint32_t min_cell_exclusive,
+  /// Ranges of the stencil cells around lattice cell `cell`, sorted and merged where they touch,
+  /// leaving out cell `skip_cell` (for a half stencil, every cell up to it).
+  int stencil_ranges(const Cell<Dim>& cell, std::uint32_t skip_cell, Stencil stencil,
                      std::array<Range, kStencil>& ranges) const {
     int count = 0;
-    Cell<Dim> neighbor;
-    for (int o = 0; o < stencil_size_; ++o) {
-      for (int k = 0; k < Dim; ++k) neighbor[k] = cell[k] + stencil_[o][k];
-      const std::uint32_t found = layout_.find(neighbor);
-      if (found == CellListLayout<Dim>::kNoCell) continue;
-      if (min_cell_exclusive != kNoExclusion && found <= min_cell_exclusive) continue;
+    const auto add = [&](std::uint32_t found) {
+      if (found == CellListLayout<Dim>::kNoCell) return;
+      if (stencil == Stencil::half ? found <= skip_cell : found == skip_cell) return;
       ranges[count++] = Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+    };
+    bool interior = !layout_.dense.empty();
+    std::int64_t linear = 0;
+    for (int k = Dim - 1; k >= 0; --k) {
+      interior = interior && cell[k] >= grid_.reach && cell[k] + grid_.reach < layout_.dims[k];
+      linear = linear * layout_.dims[k] + cell[k];
     }
-    Range* first = ranges.data();
-    std::sort(first, first + count,
-              [](const Range& x, const Range& y) { return x.begin < y.begin; });
+    if (interior) {
+      // The whole stencil lies on the lattice: direct lookups at fixed offsets.
+      const std::uint32_t* dense = layout_.dense.data() + linear;
+      for (int o = 0; o < stencil_size_; ++o) add(dense[dense_offset_[o]]);
+    } else {
+      Cell<Dim> neighbor;
+      for (int o = 0; o < stencil_size_; ++o) {
+        for (int k = 0; k < Dim; ++k) neighbor[k] = cell[k] + stencil_[o][k];
+        add(layout_.find(neighbor));
+      }
+    }
+    // Insertion sort by position: short, and mostly in order already (cells in Z-order).
+    for (int q = 1; q < count; ++q) {
+      const Range moving = ranges[q];
+      int at = q;
+      for (; at > 0 && ranges[at - 1].begin > moving.begin; --at) ranges[at] = ranges[at - 1];
+      ranges[at] = moving;
+    }
     int merged = 0;
     for (int q = 0; q < count; ++q) {
       if (merged > 0 && ranges[merged - 1].end == ranges[q].begin) {
@@ -506,7 +538,13 @@ class CellList final : public EngineBase<Dim, T> {
   /// lists the stencil's cell offsets for the lattice's reach.
   void make_blocks() {
     stencil_size_ = stencil_size<Dim>(grid_.reach);
-    for (int t = 0; t < stencil_size_; ++t) stencil_[t] = stencil_offset<Dim>(t, grid_.reach);
+    for (int t = 0; t < stencil_size_; ++t) {
+      stencil_[t] = stencil_offset<Dim>(t, grid_.reach);
+      dense_offset_[t] = 0;
+      for (int k = Dim - 1; k >= 0; --k) {
+        dense_offset_[t] = dense_offset_[t] * layout_.dims[k] + stencil_[t][k];
+      }
+    }
     blocks_.assign(1, 0);
     std::uint32_t points_in_block = 0;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
@@ -523,9 +561,11 @@ class CellList final : public EngineBase<Dim, T> {
 
   GridGeometry<Dim> grid_;  ///< the lattice of this engine (edge r / subdivision)
   CellListLayout<Dim> layout_;
-  RangeFilterFn<Dim> filter_ = nullptr;
+  BlockFilterFn<Dim> filter_ = nullptr;
   std::vector<std::uint32_t> blocks_;          ///< blocks_[b] .. blocks_[b+1]: the cells of block b
   std::array<Cell<Dim>, kStencil> stencil_{};  ///< offsets of the stencil cells, x fastest
+  /// The stencil offsets as distances in the dense lattice lookup (x fastest).
+  std::array<std::int64_t, kStencil> dense_offset_{};
   int stencil_size_ = 0;
   CellListSpare<Dim> spare_;  ///< update()'s work arrays, reused step after step
   UpdateKind last_update_ = UpdateKind::rebuilt;

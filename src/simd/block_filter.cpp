@@ -1,0 +1,51 @@
+// The scalar block filter (see block_filter.hpp) and the run-time choice of filter.
+#include "block_filter.hpp"
+
+namespace spatialhash::detail {
+
+template <int Dim>
+void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+                         const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
+  for (int q = 0; q < queries.count; ++q) {
+    std::uint32_t* sure = out.sure + static_cast<std::size_t>(q) * out.stride;
+    std::uint32_t* border = out.border + static_cast<std::size_t>(q) * out.stride;
+    std::uint32_t sure_count = 0, border_count = 0;
+    const std::uint32_t skip = queries.skip[static_cast<std::size_t>(q)];
+    const auto& query = queries.position[static_cast<std::size_t>(q)];
+    // Branch-free appends: every candidate is written, the count advances only for the kept ones.
+    for (std::uint32_t j = begin; j < end; ++j) {
+      float d2 = 0.0f;
+      for (int k = 0; k < Dim; ++k) {
+        const float d = points.axis[k][j] - query[k];
+        d2 += d * d;
+      }
+      const bool skipped = queries.after ? j <= skip : j == skip;
+      const bool candidate = !(d2 > band.hi) && !skipped;  // NaN counts as borderline
+      const bool is_sure = candidate && d2 <= band.lo;
+      sure[sure_count] = points.ids[j];
+      sure_count += is_sure;
+      border[border_count] = points.ids[j];
+      border_count += candidate && !is_sure;
+    }
+    out.sure_count[static_cast<std::size_t>(q)] = sure_count;
+    out.border_count[static_cast<std::size_t>(q)] = border_count;
+  }
+}
+
+template <int Dim>
+BlockFilterFn<Dim> best_block_filter() {
+#ifdef SPATIALHASH_HAVE_AVX512
+  if (__builtin_cpu_supports("avx512f")) return &block_filter_avx512<Dim>;
+#endif
+  return &block_filter_scalar<Dim>;
+}
+
+#define SPATIALHASH_INSTANTIATE(D)                                                      \
+  template void block_filter_scalar<D>(const SoaView<D>&, std::uint32_t, std::uint32_t, \
+                                       const QueryBlock<D>&, FloatBand, BlockOutput&);  \
+  template BlockFilterFn<D> best_block_filter<D>();
+SPATIALHASH_INSTANTIATE(2)
+SPATIALHASH_INSTANTIATE(3)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash::detail
