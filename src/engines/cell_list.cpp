@@ -208,11 +208,17 @@ class CellList final : public EngineBase<Dim, T> {
     std::vector<std::size_t> block_begin(static_cast<std::size_t>(blocks));
     std::vector<int> block_thread(static_cast<std::size_t>(blocks));
     std::vector<std::uint32_t> row_length(n);
+    // Each buffer starts with room for its share of the estimated total plus a margin, in huge
+    // pages (growable_buffer.hpp): a thread that needs more grows by realloc, in small pages.
+    const std::size_t share =
+        estimated_list_entries(search, Stencil::full) * 5 / 4 / static_cast<std::size_t>(threads) +
+        (std::size_t{1} << 16);
 #pragma omp parallel num_threads(threads)
     {
       const int t = thread_id();
       Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
-      out.reserve_more(16 * (n / static_cast<std::size_t>(threads)) + 4096);
+      out.reserve_more(share);
+      advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
       CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
@@ -411,6 +417,26 @@ class CellList final : public EngineBase<Dim, T> {
   enum class Stencil { full, half };
   /// What a cell search reports for a neighbor: its original index or its sorted position.
   enum class Ids { original, sorted_position };
+
+  /// The number of neighbor-list entries (full stencil) or pairs (half), estimated from a sample
+  /// of kSampleCells cells spread over the layout.
+  std::size_t estimated_list_entries(const Search& search, Stencil stencil) const {
+    constexpr std::size_t kSampleCells = 256;
+    const std::size_t cells = layout_.cells();
+    if (cells == 0) return 0;
+    const std::size_t samples = std::min(cells, kSampleCells);
+    CellWork<Dim> work;
+    std::size_t points = 0, found = 0;
+    for (std::size_t q = 0; q < samples; ++q) {
+      const auto c = static_cast<std::uint32_t>(q * cells / samples);
+      points += layout_.cell_start[c + 1] - layout_.cell_start[c];
+      search_cell(
+          c, stencil, Ids::original, search, work,
+          [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
+    }
+    return static_cast<std::size_t>(static_cast<double>(found) / static_cast<double>(points) *
+                                    static_cast<double>(layout_.size()));
+  }
 
   /// Searches the points of cell c against its stencil, kBlockQueries points per filter call, and
   /// calls emit(s, ids, count) for each point of c (sorted position s) with its neighbors' ids; a
