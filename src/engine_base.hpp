@@ -23,7 +23,8 @@ struct Context {
   double radius = 0.0;
   int threads = 1;
   GridGeometry<Dim> grid;
-  int cell_subdivision = 0;  ///< Options::cell_subdivision (cell_list only)
+  int cell_subdivision = 0;     ///< Options::cell_subdivision (cell_list only)
+  Simd simd = Simd::automatic;  ///< Options::simd (cell_list only)
 };
 
 /// How an engine carried out its last update() (a diagnostic for tests and benchmarks).

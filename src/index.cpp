@@ -40,6 +40,11 @@ void check_options(const Options& options) {
     throw InvalidArgument("spatialhash: cell_subdivision must be 0, 1 or 2, got " +
                           std::to_string(options.cell_subdivision));
   }
+  const auto simd = static_cast<int>(options.simd);
+  if (simd < static_cast<int>(Simd::automatic) || simd > static_cast<int>(Simd::scalar)) {
+    throw InvalidArgument("spatialhash: Options::simd holds " + std::to_string(simd) +
+                          ", not a Simd value");
+  }
 }
 
 }  // namespace
@@ -49,6 +54,7 @@ Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, Options options) 
   check_options(options);
   auto context = detail::make_context(points, radius, options.threads);
   context.cell_subdivision = options.cell_subdivision;
+  context.simd = options.simd;
   engine_ = detail::make_engine(options.engine, context);
 }
 
@@ -63,6 +69,7 @@ Index<Dim, T>::Index(PointsView<Dim, T> points, double radius, const PeriodicBox
   // No lattice over the caller's coordinates: they may lie far outside the box.
   auto context = detail::make_point_context(points, radius, options.threads);
   context.cell_subdivision = options.cell_subdivision;
+  context.simd = options.simd;
   engine_ = detail::make_periodic_engine(options.engine, context, box);
   box_ = box;
 }
@@ -105,6 +112,7 @@ void Index<Dim, T>::update(PointsView<Dim, T> points) {
   auto context = box_ ? detail::make_point_context(points, radius(), threads())
                       : detail::make_context(points, radius(), threads());
   context.cell_subdivision = engine_->context().cell_subdivision;
+  context.simd = engine_->context().simd;
   engine_->update(context);
 }
 

@@ -1,5 +1,6 @@
 // The engine configurations every oracle test runs: each engine with its defaults, plus cell_list
-// with cells of edge r/2 (a 5^Dim stencil), so both lattices of the default engine are covered.
+// with cells of edge r/2 (a 5^Dim stencil), so both lattices of the default engine are covered,
+// and cell_list at each SIMD level below the best (AVX2, scalar), so every filter is covered.
 #pragma once
 
 #include <string>
@@ -13,6 +14,12 @@ inline std::vector<spatialhash::Options> engine_cases() {
   std::vector<spatialhash::Options> cases;
   for (spatialhash::Engine engine : spatialhash::all_engines()) cases.push_back({.engine = engine});
   cases.push_back({.engine = spatialhash::Engine::cell_list, .cell_subdivision = 2});
+  // The default engine at each lower SIMD level this machine runs (automatic is the best one).
+  for (spatialhash::Simd level : {spatialhash::Simd::avx2, spatialhash::Simd::scalar}) {
+    if (spatialhash::simd_available(level)) {
+      cases.push_back({.engine = spatialhash::Engine::cell_list, .simd = level});
+    }
+  }
   return cases;
 }
 
@@ -20,5 +27,7 @@ inline std::string engine_case_label(const ::testing::TestParamInfo<spatialhash:
   std::string label(spatialhash::engine_name(info.param.engine));
   if (info.param.cell_subdivision > 0)
     label += "_sub" + std::to_string(info.param.cell_subdivision);
+  if (info.param.simd == spatialhash::Simd::avx2) label += "_avx2";
+  if (info.param.simd == spatialhash::Simd::scalar) label += "_scalar";
   return label;
 }

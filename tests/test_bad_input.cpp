@@ -89,3 +89,25 @@ TEST(BadInputNames, UnknownEngineNameListsTheValidOnes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(BadInputOptions, OutOfRangeOptionsAreNamed) {
+  std::vector<double> xyz = {0, 0, 0, 1, 1, 1};
+  for (int subdivision : {-1, 3}) {
+    expect_error(
+        [&] {
+          spatialhash::Index<3, double>(std::span<const double>(xyz), 1.0,
+                                        {.cell_subdivision = subdivision});
+        },
+        "cell_subdivision must be 0, 1 or 2, got " + std::to_string(subdivision));
+  }
+  expect_error(
+      [&] {
+        spatialhash::Index<3, double>(std::span<const double>(xyz), 1.0,
+                                      {.simd = static_cast<spatialhash::Simd>(9)});
+      },
+      "Options::simd holds 9, not a Simd value");
+}
+
+}  // namespace

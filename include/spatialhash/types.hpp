@@ -39,6 +39,18 @@ Engine parse_engine(std::string_view name);
 /// All concrete engines (every value but `automatic`), in declaration order.
 std::vector<Engine> all_engines();
 
+/// The instruction set of the default engine's distance tests. `automatic` takes the best this
+/// build and processor have; a level they lack falls back to the best one below it. Results are
+/// the same at every level (the float tests are exact, see index.hpp); only speed differs.
+enum class Simd {
+  automatic,
+  avx512,  ///< x86-64 AVX-512F
+  avx2,    ///< x86-64 AVX2 + FMA
+  scalar,  ///< portable C++
+};
+/// Whether this build and processor run `level` (automatic and scalar: always).
+bool simd_available(Simd level);
+
 /// Construction options of an Index.
 struct Options {
   Engine engine = Engine::automatic;
@@ -47,6 +59,8 @@ struct Options {
   /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
   /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default.
   int cell_subdivision = 0;
+  /// cell_list only: the instruction set of its distance tests.
+  Simd simd = Simd::automatic;
 };
 
 /// Thrown for every bad input (NaN coordinates, bad radius, bad sizes, ...). The message names

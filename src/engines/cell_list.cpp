@@ -82,7 +82,7 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::int64_t kPaddingCells = 1;
 
   explicit CellList(const Context<Dim, T>& context) : Base(context) {
-    filter_ = best_block_filter<Dim>();
+    filter_ = best_block_filter<Dim>(context.simd);
     std::tie(grid_, layout_) = index_points(context);
     make_blocks();
   }

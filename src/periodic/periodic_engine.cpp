@@ -152,6 +152,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     Context<Dim, double> context = make_context(
         PointsView<Dim, double>(images.coords.data(), images.size()), outer.radius, outer.threads);
     context.cell_subdivision = outer.cell_subdivision;
+    context.simd = outer.simd;
     return context;
   }
 

@@ -33,19 +33,50 @@ void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::u
 }
 
 template <int Dim>
-BlockFilterFn<Dim> best_block_filter() {
+BlockFilterFn<Dim> best_block_filter(Simd limit) {
 #ifdef SPATIALHASH_HAVE_AVX512
-  if (__builtin_cpu_supports("avx512f")) return &block_filter_avx512<Dim>;
+  if (limit == Simd::automatic || limit == Simd::avx512) {
+    if (simd_available(Simd::avx512)) return &block_filter_avx512<Dim>;
+  }
 #endif
+#ifdef SPATIALHASH_HAVE_AVX2
+  if (limit != Simd::scalar && simd_available(Simd::avx2)) return &block_filter_avx2<Dim>;
+#endif
+  (void)limit;
   return &block_filter_scalar<Dim>;
 }
 
 #define SPATIALHASH_INSTANTIATE(D)                                                      \
   template void block_filter_scalar<D>(const SoaView<D>&, std::uint32_t, std::uint32_t, \
                                        const QueryBlock<D>&, FloatBand, BlockOutput&);  \
-  template BlockFilterFn<D> best_block_filter<D>();
+  template BlockFilterFn<D> best_block_filter<D>(Simd);
 SPATIALHASH_INSTANTIATE(2)
 SPATIALHASH_INSTANTIATE(3)
 #undef SPATIALHASH_INSTANTIATE
 
 }  // namespace spatialhash::detail
+
+namespace spatialhash {
+
+bool simd_available(Simd level) {
+  switch (level) {
+    case Simd::avx512:
+#ifdef SPATIALHASH_HAVE_AVX512
+      return __builtin_cpu_supports("avx512f");
+#else
+      return false;
+#endif
+    case Simd::avx2:
+#ifdef SPATIALHASH_HAVE_AVX2
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+      return false;
+#endif
+    case Simd::automatic:
+    case Simd::scalar:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace spatialhash

@@ -8,7 +8,7 @@
 // (band.lo, band.hi] or is NaN (re-decided in double by the caller, see float_band.hpp), and
 // nowhere otherwise. Rows hold the candidates' ids.
 //
-// A scalar version for every machine and an AVX-512 one chosen at run time.
+// A scalar version for every machine, and AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 
 #include <array>
@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "../float_band.hpp"
+#include "spatialhash/types.hpp"
 
 namespace spatialhash::detail {
 
@@ -64,11 +65,15 @@ void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::u
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
 template <int Dim>
+void block_filter_avx2(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+                       const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
+
+template <int Dim>
 void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
-/// The fastest filter this processor runs.
+/// The fastest filter this build and processor run, at or below `limit`.
 template <int Dim>
-BlockFilterFn<Dim> best_block_filter();
+BlockFilterFn<Dim> best_block_filter(Simd limit = Simd::automatic);
 
 }  // namespace spatialhash::detail
