@@ -4,11 +4,13 @@
 // with a faster one of its own.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <span>
 
 #include "grid_geometry.hpp"
+#include "growable_buffer.hpp"
 #include "sinks.hpp"
 #include "spatialhash/points.hpp"
 #include "spatialhash/types.hpp"
@@ -43,6 +45,19 @@ Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threa
 template <int Dim, class T>
 Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int threads);
 
+/// PairOutput into a PairList's pairs.
+class PairListOutput final : public PairOutput {
+ public:
+  explicit PairListOutput(PairList& list) : list_(list) {}
+  void allocate(std::size_t count) override { sized_for_overwrite(list_.pairs, count); }
+  void write(std::size_t at, std::span<const Pair> pairs) override {
+    std::copy(pairs.begin(), pairs.end(), list_.pairs.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+
+ private:
+  PairList& list_;
+};
+
 template <int Dim, class T>
 class EngineBase {
  public:
@@ -70,6 +85,10 @@ class EngineBase {
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
   virtual void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const;
+  /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
+  virtual void pair_output(double radius, PairOutput& out) const;
+  /// The pairs as a PairList, with distances when asked. The default takes pair_output() without
+  /// distances, and pairs() (whose hits carry each pair's distance) with them.
   virtual PairList pair_list(double radius, bool with_distances) const;
 
  protected:

@@ -48,12 +48,30 @@ void EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distances,
 }
 
 template <int Dim, class T>
+void EngineBase<Dim, T>::pair_output(double radius, PairOutput& out) const {
+  ResultVector<Pair> pairs;
+  auto visit = [&](std::span<const PairHit> batch) {
+    for (const PairHit& h : batch) pairs.push_back({h.first, h.second});
+  };
+  PairSink sink(visit);
+  this->pairs(radius, sink);
+  sink.flush();
+  out.allocate(pairs.size());
+  out.write(0, pairs);
+}
+
+template <int Dim, class T>
 PairList EngineBase<Dim, T>::pair_list(double radius, bool with_distances) const {
   PairList list;
+  if (!with_distances) {
+    PairListOutput output(list);
+    pair_output(radius, output);
+    return list;
+  }
   auto visit = [&](std::span<const PairHit> batch) {
     for (const PairHit& h : batch) {
       list.pairs.push_back({h.first, h.second});
-      if (with_distances) list.distances.push_back(std::sqrt(h.distance_squared));
+      list.distances.push_back(std::sqrt(h.distance_squared));
     }
   };
   PairSink sink(visit);

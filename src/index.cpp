@@ -168,6 +168,11 @@ PairList Index<Dim, T>::pairs(const ListOptions& options) const {
 }
 
 template <int Dim, class T>
+void Index<Dim, T>::pairs(PairOutput& out, double radius) const {
+  engine_->pair_output(checked_query_radius(radius), out);
+}
+
+template <int Dim, class T>
 NeighborLists Index<Dim, T>::neighbor_lists(const ListOptions& options) const {
   NeighborLists lists;
   neighbor_lists(lists, options);

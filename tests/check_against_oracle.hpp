@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -99,6 +101,36 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     auto sorted = index.pairs({.sorted = true});
     ASSERT_TRUE(std::is_sorted(sorted.pairs.begin(), sorted.pairs.end()));
     ASSERT_EQ(sorted.pairs.size(), want_pairs.size());
+  }
+  // Pairs once, into a caller's PairOutput: allocate() once with the exact count, then writes
+  // that cover every slot exactly once (written from several threads: slot flags are atomic).
+  {
+    struct Recorder final : spatialhash::PairOutput {
+      int allocations = 0;
+      std::vector<spatialhash::Pair> pairs;
+      std::unique_ptr<std::atomic<int>[]> writes;
+      void allocate(std::size_t count) override {
+        ++allocations;
+        pairs.resize(count);
+        writes = std::make_unique<std::atomic<int>[]>(count);
+      }
+      void write(std::size_t at, std::span<const spatialhash::Pair> batch) override {
+        for (std::size_t k = 0; k < batch.size(); ++k) {
+          pairs[at + k] = batch[k];
+          writes[at + k].fetch_add(1);
+        }
+      }
+    } out;
+    index.pairs(out);
+    ASSERT_EQ(out.allocations, 1);
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    for (std::size_t k = 0; k < out.pairs.size(); ++k) {
+      ASSERT_EQ(out.writes[k].load(), 1) << "slot " << k << " not written exactly once";
+      ASSERT_LT(out.pairs[k].first, out.pairs[k].second);
+      got.emplace_back(out.pairs[k].first, out.pairs[k].second);
+    }
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got, want_pairs);
   }
   // Pairs once, by callback, with exact squared distances.
   {

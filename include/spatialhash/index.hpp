@@ -135,6 +135,9 @@ class Index {
   /// Every unordered pair within the radius once (first < second). `sorted` orders the pairs
   /// lexicographically; otherwise the order is the engine's.
   PairList pairs(const ListOptions& options = {}) const;
+  /// Every unordered pair within `radius` once (first < second), in the engine's order, written
+  /// to `out` (see PairOutput) instead of a PairList.
+  void pairs(PairOutput& out, double radius = kIndexRadius) const;
   /// Full neighbor lists of every indexed point (symmetric: j in list(i) iff i in list(j)).
   NeighborLists neighbor_lists(const ListOptions& options = {}) const;
   /// Same, into `out`, reusing its storage: a simulation that keeps one NeighborLists across

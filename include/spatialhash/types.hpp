@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -133,6 +134,19 @@ struct PairList {
   ResultVector<Pair> pairs;
   /// Euclidean distance of each pair; empty unless requested.
   ResultVector<double> distances;
+};
+
+/// Where Index::pairs(PairOutput&) writes: for pair formats other than PairList (the Python module
+/// fills an (m, 2) int64 array this way), with no intermediate list. The index calls allocate()
+/// once with the number of pairs, then write() for disjoint ranges that together cover
+/// [0, count), from several threads at once; write() must not throw.
+class PairOutput {
+ public:
+  virtual ~PairOutput() = default;
+  /// Room for `count` pairs; called once, before any write().
+  virtual void allocate(std::size_t count) = 0;
+  /// Stores `pairs` at positions [at, at + pairs.size()).
+  virtual void write(std::size_t at, std::span<const Pair> pairs) = 0;
 };
 
 /// Neighbor lists of many points in compressed sparse row form: the neighbors of point i are

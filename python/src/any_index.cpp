@@ -25,6 +25,7 @@ class TypedIndex final : public AnyIndex {
   int threads() const override { return index_.threads(); }
 
   PairList pairs(const ListOptions& options) const override { return index_.pairs(options); }
+  void pairs(PairOutput& out, double radius) const override { index_.pairs(out, radius); }
   NeighborLists neighbor_lists(const ListOptions& options) const override {
     return index_.neighbor_lists(options);
   }

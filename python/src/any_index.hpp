@@ -29,6 +29,8 @@ class AnyIndex {
   virtual int threads() const = 0;
 
   virtual PairList pairs(const ListOptions& options) const = 0;
+  /// Every pair within `radius` once, written to `out` (Index::pairs(PairOutput&)).
+  virtual void pairs(PairOutput& out, double radius) const = 0;
   virtual NeighborLists neighbor_lists(const ListOptions& options) const = 0;
   virtual std::vector<index_t> neighbor_counts(double radius) const = 0;
   /// Row q: the indexed points within options.radius of query position q. `queries` holds dim()

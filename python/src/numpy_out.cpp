@@ -1,9 +1,14 @@
 // Result conversions (see numpy_out.hpp).
 #include "numpy_out.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace spatialhash::python {
 
@@ -14,19 +19,40 @@ constexpr std::int64_t kParallelThreshold = 1 << 16;
 
 /// A 1-D NumPy array over the memory of `values`, which moves into a capsule that the array
 /// keeps alive: the data is never copied.
+/// With `columns` > 1, the array has shape (size / columns, columns).
 template <class Out, class In>
-py::array_t<Out> adopt(ResultVector<In>&& values) {
+py::array_t<Out> adopt(ResultVector<In>&& values, py::ssize_t columns = 1) {
   static_assert(sizeof(Out) == sizeof(In), "adopt() reinterprets elements of the same size");
-  if (values.empty()) return py::array_t<Out>(std::vector<py::ssize_t>{0});
+  const auto rows = static_cast<py::ssize_t>(values.size()) / columns;
+  std::vector<py::ssize_t> shape{rows};
+  if (columns > 1) shape.push_back(columns);
+  if (values.empty()) return py::array_t<Out>(shape);
   auto owner = std::make_unique<ResultVector<In>>(std::move(values));
-  const auto size = static_cast<py::ssize_t>(owner->size());
   const auto* data = reinterpret_cast<const Out*>(owner->data());
   py::capsule base(owner.get(), [](void* p) { delete static_cast<ResultVector<In>*>(p); });
   owner.release();  // the capsule owns the vector from here on
-  return py::array_t<Out>(std::vector<py::ssize_t>{size}, data, base);
+  return py::array_t<Out>(shape, data, base);
 }
 
 }  // namespace
+
+void Int64PairOutput::allocate(std::size_t count) {
+  values_.reserve(2 * count);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // As NumPy does for its own large arrays: transparent huge pages, before the first touch
+  // (hundreds of page faults instead of tens of thousands).
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto first = reinterpret_cast<std::uintptr_t>(values_.data());
+  const auto begin = (first + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (first + 2 * count * sizeof(std::int64_t)) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+  values_.resize(2 * count);
+}
+
+py::array_t<std::int64_t> Int64PairOutput::to_numpy() && {
+  return adopt<std::int64_t>(std::move(values_), 2);
+}
 
 py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads) {
   const auto m = static_cast<std::int64_t>(pairs.size());

@@ -18,6 +18,24 @@ namespace py = pybind11;
 
 /// (m, 2) int64 array, one pair per row, first < second.
 py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads);
+
+/// PairOutput straight into the memory of an (m, 2) int64 array, one pair per row: no PairList
+/// in between. Filled without the GIL; to_numpy() (with the GIL) hands the memory to NumPy.
+class Int64PairOutput final : public PairOutput {
+ public:
+  void allocate(std::size_t count) override;
+  void write(std::size_t at, std::span<const Pair> pairs) override {
+    std::int64_t* dst = values_.data() + 2 * at;
+    for (const Pair& p : pairs) {
+      *dst++ = p.first;
+      *dst++ = p.second;
+    }
+  }
+  py::array_t<std::int64_t> to_numpy() &&;
+
+ private:
+  ResultVector<std::int64_t> values_;
+};
 /// int64 copy of an array of point indices.
 py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int threads);
 /// CSR offsets as int64, taking over the vector's memory (no copy).

@@ -122,6 +122,12 @@ class PyIndex {
   bool single_precision() const { return single_; }
 
   py::tuple pairs(double radius, bool sorted, bool with_distances) const {
+    if (!sorted && !with_distances) {
+      // The common case (query_pairs): written straight into the array's memory.
+      Int64PairOutput out;
+      search([&](const AnyIndex& index) { index.pairs(out, radius); });
+      return py::make_tuple(std::move(out).to_numpy(), py::none());
+    }
     PairList list = search([&](const AnyIndex& index) {
       return index.pairs(list_options(radius, sorted, with_distances));
     });

@@ -266,10 +266,9 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Count, then fill: a first search counts each block's pairs, a second writes them straight
-  /// into the result at the block's offset. Searching twice costs less than writing every pair
-  /// to a per-thread buffer and copying it (W2, 1M points, 2 threads: measured in
-  /// docs/benchmarks.md).
-  PairList pair_list(double radius, bool with_distances) const override {
+  /// to `out` at the block's offset. Searching twice costs less than writing every pair to a
+  /// per-thread buffer and copying it (docs/benchmarks.md).
+  void pair_output(double radius, PairOutput& out) const override {
     const Search search{band_for(radius), radius * radius};
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     const int threads = this->context_.threads;
@@ -289,14 +288,12 @@ class CellList final : public EngineBase<Dim, T> {
       }
     }
     for (std::int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
-    PairList list;
-    sized_for_overwrite(list.pairs, start.back());
-    if (with_distances) sized_for_overwrite(list.distances, start.back());
-    const auto& points = this->context_.points;
+    out.allocate(start.back());
     std::atomic<bool> repeated = true;
 #pragma omp parallel num_threads(threads)
     {
       CellWork<Dim> work;
+      Buffer<Pair> row_pairs;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         std::size_t at = start[b];
@@ -310,21 +307,35 @@ class CellList final : public EngineBase<Dim, T> {
                           return;
                         }
                         const index_t a = layout_.order[s];
-                        Pair* row = list.pairs.data() + at;
+                        row_pairs.clear();
+                        Pair* row = row_pairs.reserve_more(count);
                         for (std::uint32_t k = 0; k < count; ++k) {
                           row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
                         }
-                        if (with_distances) {
-                          for (std::uint32_t k = 0; k < count; ++k) {
-                            list.distances[at + k] = std::sqrt(distance_squared(points, a, ids[k]));
-                          }
-                        }
+                        out.write(at, std::span<const Pair>(row, count));
                         at += count;
                       });
         }
       }
     }
     if (!repeated) throw std::logic_error("spatialhash: the pair search was not repeatable");
+  }
+
+  /// pair_output() into the list, then the distances in parallel.
+  PairList pair_list(double radius, bool with_distances) const override {
+    PairList list;
+    PairListOutput output(list);
+    pair_output(radius, output);
+    if (with_distances) {
+      sized_for_overwrite(list.distances, list.pairs.size());
+      const auto m = static_cast<std::int64_t>(list.pairs.size());
+      const auto& points = this->context_.points;
+#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
+      for (std::int64_t k = 0; k < m; ++k) {
+        const Pair& p = list.pairs[k];
+        list.distances[k] = std::sqrt(distance_squared(points, p.first, p.second));
+      }
+    }
     return list;
   }
 
