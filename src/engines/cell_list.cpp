@@ -6,9 +6,10 @@
 // cell are tested against them kBlockQueries at a time with a SIMD block filter. Candidates whose
 // float distance falls in the rounding band around r are re-decided with the double rule
 // (float_band.hpp), so results are exact.
-// Parallel searches split the cells into blocks of consecutive cells; each block writes its own
-// buffer, then rows are copied once into the caller's CSR arrays: no locks, no per-point
-// allocation.
+// Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
+// threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
+// a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays.
+// Pairs are counted per block first, then written straight to their final place (pair_output).
 #include <algorithm>
 #include <atomic>
 #include <cmath>

@@ -72,6 +72,53 @@ template <int Dim>
 void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
+/// The rows of one filter call for Q queries as local cursors (the SIMD filters keep them in
+/// registers), and the last candidate index any query skips: candidates after it need no skip test.
+template <int Q>
+struct RowCursors {
+  std::array<std::uint32_t*, Q> sure, border;
+  std::array<std::uint32_t, Q> sure_count{}, border_count{};
+  std::uint32_t last_skipped = 0;
+  bool any_skip = false;
+
+  template <int Dim>
+  RowCursors(const QueryBlock<Dim>& queries, const BlockOutput& out) {
+    for (int q = 0; q < Q; ++q) {
+      sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
+      border[q] = out.border + static_cast<std::size_t>(q) * out.stride;
+      if (queries.skip[q] != kSkipNone) {
+        last_skipped = any_skip && last_skipped > queries.skip[q] ? last_skipped : queries.skip[q];
+        any_skip = true;
+      }
+    }
+  }
+  /// Whether a query may skip a candidate at index j or after.
+  bool may_skip_from(std::uint32_t j) const { return any_skip && j <= last_skipped; }
+  void store_counts(BlockOutput& out) const {
+    for (int q = 0; q < Q; ++q) {
+      out.sure_count[q] = sure_count[q];
+      out.border_count[q] = border_count[q];
+    }
+  }
+};
+
+/// Calls kernel.template operator()<Q>() with Q = count (1 ..= kBlockQueries): the SIMD filters
+/// are written for a fixed number of queries, fully unrolled.
+template <class Kernel>
+void for_query_count(int count, Kernel&& kernel) {
+  static_assert(kBlockQueries == 4);
+  switch (count) {
+    case 1:
+      return kernel.template operator()<1>();
+    case 2:
+      return kernel.template operator()<2>();
+    case 3:
+      return kernel.template operator()<3>();
+    default:
+      return kernel.template operator()<4>();
+  }
+}
+
 /// The fastest filter this build and processor run, at or below `limit`.
 template <int Dim>
 BlockFilterFn<Dim> best_block_filter(Simd limit = Simd::automatic);

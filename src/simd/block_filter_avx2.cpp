@@ -40,22 +40,10 @@ template <int Dim, int Q>
 void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   __m256 position[Q][Dim];
-  std::uint32_t* sure[Q];
-  std::uint32_t* border[Q];
-  std::uint32_t sure_count[Q], border_count[Q];
-  std::uint32_t last_skipped = 0;
-  bool any_skip = false;
   for (int q = 0; q < Q; ++q) {
     for (int k = 0; k < Dim; ++k) position[q][k] = _mm256_set1_ps(queries.position[q][k]);
-    if (queries.skip[q] != kSkipNone) {
-      last_skipped = any_skip ? std::max(last_skipped, queries.skip[q]) : queries.skip[q];
-      any_skip = true;
-    }
-    sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
-    border[q] = out.border + static_cast<std::size_t>(q) * out.stride;
-    sure_count[q] = 0;
-    border_count[q] = 0;
   }
+  RowCursors<Q> rows(queries, out);
   const __m256 lo = _mm256_set1_ps(band.lo), hi = _mm256_set1_ps(band.hi);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (std::uint32_t j = begin; j < end; j += 8) {
@@ -69,7 +57,7 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
     const __m256i ids =
         _mm256_maskload_epi32(reinterpret_cast<const int*>(points.ids + j), valid_lanes);
     const unsigned valid = left >= 8 ? 0xFFu : (1u << left) - 1u;
-    const bool check_skip = any_skip && j <= last_skipped;
+    const bool check_skip = rows.may_skip_from(j);
     for (int q = 0; q < Q; ++q) {
       // A fused multiply-add rounds less than a product and a sum, so the band still holds.
       __m256 d2 = _mm256_setzero_ps();
@@ -90,14 +78,13 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       const unsigned is_sure =
           kept & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, lo, _CMP_LE_OQ)));
       const unsigned is_border = kept & ~is_sure;
-      sure_count[q] += pack_store(sure[q] + sure_count[q], ids, is_sure);
-      if (is_border) border_count[q] += pack_store(border[q] + border_count[q], ids, is_border);
+      rows.sure_count[q] += pack_store(rows.sure[q] + rows.sure_count[q], ids, is_sure);
+      if (is_border) {
+        rows.border_count[q] += pack_store(rows.border[q] + rows.border_count[q], ids, is_border);
+      }
     }
   }
-  for (int q = 0; q < Q; ++q) {
-    out.sure_count[q] = sure_count[q];
-    out.border_count[q] = border_count[q];
-  }
+  rows.store_counts(out);
 }
 
 }  // namespace
@@ -105,17 +92,8 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
 template <int Dim>
 void block_filter_avx2(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                        const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
-  static_assert(kBlockQueries == 4);
-  switch (queries.count) {
-    case 1:
-      return filter_queries<Dim, 1>(points, begin, end, queries, band, out);
-    case 2:
-      return filter_queries<Dim, 2>(points, begin, end, queries, band, out);
-    case 3:
-      return filter_queries<Dim, 3>(points, begin, end, queries, band, out);
-    default:
-      return filter_queries<Dim, 4>(points, begin, end, queries, band, out);
-  }
+  for_query_count(queries.count,
+                  [&]<int Q>() { filter_queries<Dim, Q>(points, begin, end, queries, band, out); });
 }
 
 template void block_filter_avx2<2>(const SoaView<2>&, std::uint32_t, std::uint32_t,

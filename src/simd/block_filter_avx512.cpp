@@ -17,24 +17,11 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   __m512 position[Q][Dim];
   __m512i skip[Q];
-  std::uint32_t* sure[Q];
-  std::uint32_t* border[Q];
-  std::uint32_t sure_count[Q], border_count[Q];
-  // Candidates up to the largest skipped index need the skip test; the rest do not.
-  std::uint32_t last_skipped = 0;
-  bool any_skip = false;
   for (int q = 0; q < Q; ++q) {
     for (int k = 0; k < Dim; ++k) position[q][k] = _mm512_set1_ps(queries.position[q][k]);
     skip[q] = _mm512_set1_epi32(static_cast<int>(queries.skip[q]));
-    if (queries.skip[q] != kSkipNone) {
-      last_skipped = any_skip ? std::max(last_skipped, queries.skip[q]) : queries.skip[q];
-      any_skip = true;
-    }
-    sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
-    border[q] = out.border + static_cast<std::size_t>(q) * out.stride;
-    sure_count[q] = 0;
-    border_count[q] = 0;
   }
+  RowCursors<Q> rows(queries, out);
   const __m512 lo = _mm512_set1_ps(band.lo), hi = _mm512_set1_ps(band.hi);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   for (std::uint32_t j = begin; j < end; j += 16) {
@@ -43,7 +30,7 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
     __m512 candidate[Dim];
     for (int k = 0; k < Dim; ++k) candidate[k] = _mm512_maskz_loadu_ps(valid, points.axis[k] + j);
     const __m512i ids = _mm512_maskz_loadu_epi32(valid, points.ids + j);
-    const bool check_skip = any_skip && j <= last_skipped;
+    const bool check_skip = rows.may_skip_from(j);
     const __m512i index = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(j)), lane);
     for (int q = 0; q < Q; ++q) {
       // A fused multiply-add rounds less than a product and a sum, so the band still holds.
@@ -61,20 +48,19 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       const __mmask16 is_sure = _mm512_mask_cmp_ps_mask(kept, d2, lo, _CMP_LE_OQ);
       const __mmask16 is_border = kept & static_cast<__mmask16>(~is_sure);
       // Compress in a register, then one plain store (compress-to-memory is slow on some cores).
-      _mm512_storeu_si512(sure[q] + sure_count[q], _mm512_maskz_compress_epi32(is_sure, ids));
-      sure_count[q] += static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_sure)));
+      _mm512_storeu_si512(rows.sure[q] + rows.sure_count[q],
+                          _mm512_maskz_compress_epi32(is_sure, ids));
+      rows.sure_count[q] +=
+          static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_sure)));
       if (is_border) {
-        _mm512_storeu_si512(border[q] + border_count[q],
+        _mm512_storeu_si512(rows.border[q] + rows.border_count[q],
                             _mm512_maskz_compress_epi32(is_border, ids));
-        border_count[q] +=
+        rows.border_count[q] +=
             static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_border)));
       }
     }
   }
-  for (int q = 0; q < Q; ++q) {
-    out.sure_count[q] = sure_count[q];
-    out.border_count[q] = border_count[q];
-  }
+  rows.store_counts(out);
 }
 
 }  // namespace
@@ -82,17 +68,8 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
 template <int Dim>
 void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
-  static_assert(kBlockQueries == 4);
-  switch (queries.count) {
-    case 1:
-      return filter_queries<Dim, 1>(points, begin, end, queries, band, out);
-    case 2:
-      return filter_queries<Dim, 2>(points, begin, end, queries, band, out);
-    case 3:
-      return filter_queries<Dim, 3>(points, begin, end, queries, band, out);
-    default:
-      return filter_queries<Dim, 4>(points, begin, end, queries, band, out);
-  }
+  for_query_count(queries.count,
+                  [&]<int Q>() { filter_queries<Dim, Q>(points, begin, end, queries, band, out); });
 }
 
 template void block_filter_avx512<2>(const SoaView<2>&, std::uint32_t, std::uint32_t,
