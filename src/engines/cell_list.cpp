@@ -210,10 +210,14 @@ class CellList final : public EngineBase<Dim, T> {
     std::vector<int> block_thread(static_cast<std::size_t>(blocks));
     std::vector<std::uint32_t> row_length(n);
     // Each buffer starts with room for its share of the estimated total plus a margin, in huge
-    // pages (growable_buffer.hpp): a thread that needs more grows by realloc, in small pages.
+    // pages (growable_buffer.hpp): a thread that needs more grows by realloc, in small pages. A
+    // sample can overshoot: the first reservation stops at kMaxShare entries (1 GiB; pages never
+    // touched cost nothing, but a larger request could fail outright).
+    constexpr std::size_t kMaxShare = std::size_t{1} << 28;
     const std::size_t share =
-        estimated_list_entries(search, Stencil::full) * 5 / 4 / static_cast<std::size_t>(threads) +
-        (std::size_t{1} << 16);
+        std::min(kMaxShare, estimated_list_entries(search, Stencil::full) * 5 / 4 /
+                                    static_cast<std::size_t>(threads) +
+                                (std::size_t{1} << 16));
 #pragma omp parallel num_threads(threads)
     {
       const int t = thread_id();
