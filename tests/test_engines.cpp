@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "../src/sort_rows.hpp"
 #include "check_against_oracle.hpp"
 #include "datasets.hpp"
 #include "engine_cases.hpp"
@@ -104,5 +105,48 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),
                          engine_case_label);
+
+}  // namespace
+
+namespace {
+
+// sort_rows against std::sort of (index, distance) pairs, on rows of every length around the
+// rank-sort limit, with distinct entries and with repeated ones (which take the fallback).
+TEST(SortRows, MatchesStdSortWithAndWithoutRepeats) {
+  std::mt19937_64 g(7);
+  for (bool repeats : {false, true}) {
+    for (bool with_distances : {false, true}) {
+      spatialhash::NeighborLists lists;
+      std::vector<std::vector<std::pair<spatialhash::index_t, double>>> want;
+      for (std::size_t length = 0; length <= spatialhash::detail::kRankSortMax + 20; ++length) {
+        std::vector<std::pair<spatialhash::index_t, double>> row;
+        std::uniform_int_distribution<spatialhash::index_t> id(0, repeats ? 10 : 1000000);
+        std::set<spatialhash::index_t> used;
+        while (row.size() < length) {
+          const spatialhash::index_t j = id(g);
+          if (!repeats && !used.insert(j).second) continue;
+          // Distances follow the index, so pairs that tie on the index sort the same either way.
+          row.emplace_back(j, 0.5 * j);
+        }
+        for (const auto& [j, d] : row) {
+          lists.indices.push_back(j);
+          if (with_distances) lists.distances.push_back(d);
+        }
+        lists.offsets.push_back(lists.indices.size());
+        std::sort(row.begin(), row.end());
+        want.push_back(row);
+      }
+      spatialhash::detail::sort_rows(lists, 2);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        for (std::size_t k = 0; k < want[i].size(); ++k) {
+          ASSERT_EQ(lists.indices[lists.offsets[i] + k], want[i][k].first) << "row " << i;
+          if (with_distances) {
+            ASSERT_EQ(lists.distances[lists.offsets[i] + k], want[i][k].second) << "row " << i;
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
