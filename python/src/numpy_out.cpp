@@ -1,14 +1,12 @@
 // Result conversions (see numpy_out.hpp).
 #include "numpy_out.hpp"
 
+#include "../../src/growable_buffer.hpp"  // sized_for_overwrite: the library's huge-page sizing
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace spatialhash::python {
 
@@ -37,17 +35,8 @@ py::array_t<Out> adopt(ResultVector<In>&& values, py::ssize_t columns = 1) {
 }  // namespace
 
 void Int64PairOutput::allocate(std::size_t count) {
-  values_.reserve(2 * count);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // As NumPy does for its own large arrays: transparent huge pages, before the first touch
-  // (hundreds of page faults instead of tens of thousands).
-  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
-  const auto first = reinterpret_cast<std::uintptr_t>(values_.data());
-  const auto begin = (first + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (first + 2 * count * sizeof(std::int64_t)) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
-  values_.resize(2 * count);
+  // In huge pages, as NumPy does for its own large arrays, and as the library's result arrays.
+  detail::sized_for_overwrite(values_, 2 * count);
 }
 
 py::array_t<std::int64_t> Int64PairOutput::to_numpy() && {

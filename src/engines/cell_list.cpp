@@ -180,13 +180,11 @@ class CellList final : public EngineBase<Dim, T> {
       CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
-        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          search_cell(c, Stencil::half, Ids::sorted_position, search, work,
-                      [&](std::uint32_t s, const std::uint32_t* positions, std::uint32_t count) {
-                        local[s] += count;
-                        for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
-                      });
-        }
+        search_block(b, Stencil::half, Ids::sorted_position, search, work,
+                     [&](std::uint32_t s, const std::uint32_t* positions, std::uint32_t count) {
+                       local[s] += count;
+                       for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
+                     });
       }
     }
     const auto signed_n = static_cast<std::int64_t>(n);
@@ -229,14 +227,12 @@ class CellList final : public EngineBase<Dim, T> {
       for (std::int64_t b = 0; b < blocks; ++b) {
         block_begin[b] = out.size();
         block_thread[b] = t;
-        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          search_cell(c, Stencil::full, Ids::original, search, work,
-                      [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t length) {
-                        std::copy(ids, ids + length, out.reserve_more(length));
-                        out.grow(length);
-                        row_length[s] = length;
-                      });
-        }
+        search_block(b, Stencil::full, Ids::original, search, work,
+                     [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t length) {
+                       std::copy(ids, ids + length, out.reserve_more(length));
+                       out.grow(length);
+                       row_length[s] = length;
+                     });
       }
     }
     lists.offsets.resize(n + 1);
@@ -284,11 +280,9 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         std::size_t count = 0;
-        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          search_cell(
-              c, Stencil::half, Ids::original, search, work,
-              [&](std::uint32_t, const std::uint32_t*, std::uint32_t found) { count += found; });
-        }
+        search_block(
+            b, Stencil::half, Ids::original, search, work,
+            [&](std::uint32_t, const std::uint32_t*, std::uint32_t found) { count += found; });
         start[b + 1] = count;
       }
     }
@@ -302,25 +296,23 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         std::size_t at = start[b];
-        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-          search_cell(c, Stencil::half, Ids::original, search, work,
-                      [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
-                        // The second search repeats the first exactly; never write past the
-                        // block's share even so.
-                        if (at + count > start[b + 1]) {
-                          repeated = false;
-                          return;
-                        }
-                        const index_t a = layout_.order[s];
-                        row_pairs.clear();
-                        Pair* row = row_pairs.reserve_more(count);
-                        for (std::uint32_t k = 0; k < count; ++k) {
-                          row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
-                        }
-                        out.write(at, std::span<const Pair>(row, count));
-                        at += count;
-                      });
-        }
+        search_block(b, Stencil::half, Ids::original, search, work,
+                     [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
+                       // The second search repeats the first exactly; never write past the
+                       // block's share even so.
+                       if (at + count > start[b + 1]) {
+                         repeated = false;
+                         return;
+                       }
+                       const index_t a = layout_.order[s];
+                       row_pairs.clear();
+                       Pair* row = row_pairs.reserve_more(count);
+                       for (std::uint32_t k = 0; k < count; ++k) {
+                         row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
+                       }
+                       out.write(at, std::span<const Pair>(row, count));
+                       at += count;
+                     });
       }
     }
     if (!repeated) throw std::logic_error("spatialhash: the pair search was not repeatable");
@@ -452,6 +444,15 @@ class CellList final : public EngineBase<Dim, T> {
     }
     return static_cast<std::size_t>(static_cast<double>(found) / static_cast<double>(points) *
                                     static_cast<double>(layout_.size()));
+  }
+
+  /// search_cell() for every cell of block b, in order.
+  template <class Emit>
+  void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
+                    CellWork<Dim>& work, Emit&& emit) const {
+    for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
+      search_cell(c, stencil, ids, search, work, emit);
+    }
   }
 
   /// Searches the points of cell c against its stencil, kBlockQueries points per filter call, and
