@@ -101,7 +101,8 @@ Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads
   std::vector<Partial> partial(static_cast<std::size_t>(workers), Partial{lower, upper, true});
 #pragma omp parallel num_threads(workers)
   {
-    Partial& mine = partial[static_cast<std::size_t>(thread_id())];
+    // Accumulated in locals and stored once: the slots share cache lines.
+    Partial mine{lower, upper, true};
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       for (int k = 0; k < Dim; ++k) {
@@ -111,6 +112,7 @@ Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads
         mine.hi[k] = std::max(mine.hi[k], x);
       }
     }
+    partial[static_cast<std::size_t>(thread_id())] = mine;
   }
   bool all_finite = true;
   for (const Partial& p : partial) {

@@ -167,6 +167,9 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
+  /// Half stencil: each pair is found once and credited to both points, in per-thread count
+  /// arrays that are summed at the end. (A count search over the full stencil needs no merge but
+  /// tests twice the candidates: 10-30% slower, docs/benchmarks.md.)
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
     const Search search{band_for(radius), radius * radius};
     const std::size_t n = layout_.size();
@@ -281,7 +284,7 @@ class CellList final : public EngineBase<Dim, T> {
       for (std::int64_t b = 0; b < blocks; ++b) {
         std::size_t count = 0;
         search_block(
-            b, Stencil::half, Ids::original, search, work,
+            b, Stencil::half, Ids::none, search, work,
             [&](std::uint32_t, const std::uint32_t*, std::uint32_t found) { count += found; });
         start[b + 1] = count;
       }
@@ -423,8 +426,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// Which stencil a cell search covers: all cells around it, or only those after it in memory
   /// order (each pair of cells once).
   enum class Stencil { full, half };
-  /// What a cell search reports for a neighbor: its original index or its sorted position.
-  enum class Ids { original, sorted_position };
+  /// What a cell search reports for a neighbor: its original index, its sorted position, or
+  /// nothing (a count search: emit gets each point's count and a null row, and the filter skips
+  /// the sure rows' compress and store; border candidates come as sorted positions).
+  enum class Ids { original, sorted_position, none };
 
   /// The number of neighbor-list entries (full stencil) or pairs (half), estimated from a sample
   /// of kSampleCells cells spread over the layout.
@@ -439,7 +444,7 @@ class CellList final : public EngineBase<Dim, T> {
       const auto c = static_cast<std::uint32_t>(q * cells / samples);
       points += layout_.cell_start[c + 1] - layout_.cell_start[c];
       search_cell(
-          c, stencil, Ids::original, search, work,
+          c, stencil, Ids::none, search, work,
           [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
     }
     return static_cast<std::size_t>(static_cast<double>(found) / static_cast<double>(points) *
@@ -467,7 +472,8 @@ class CellList final : public EngineBase<Dim, T> {
     const std::size_t stride = g.size + kFilterSlack;
     work.sure.clear();
     work.border.clear();
-    BlockOutput out{work.sure.reserve_more(stride * kBlockQueries),
+    const bool count_only = ids == Ids::none;
+    BlockOutput out{count_only ? nullptr : work.sure.reserve_more(stride * kBlockQueries),
                     work.border.reserve_more(stride * kBlockQueries), stride};
     const SoaView<Dim> candidates = g.view();
     const std::uint32_t first = layout_.cell_start[c];
@@ -486,12 +492,14 @@ class CellList final : public EngineBase<Dim, T> {
       for (int q = 0; q < block.count; ++q) {
         const std::uint32_t s = first + p0 + static_cast<std::uint32_t>(q);
         const index_t self = layout_.order[s];
-        std::uint32_t* row = out.sure + static_cast<std::size_t>(q) * stride;
+        std::uint32_t* row = count_only ? nullptr : out.sure + static_cast<std::size_t>(q) * stride;
         const std::uint32_t* border = out.border + static_cast<std::size_t>(q) * stride;
         std::uint32_t count = out.sure_count[q];
         for (std::uint32_t k = 0; k < out.border_count[q]; ++k) {
-          const index_t other = ids == Ids::sorted_position ? layout_.order[border[k]] : border[k];
-          if (distance_squared(points, self, other) <= search.r2) row[count++] = border[k];
+          const index_t other = ids == Ids::original ? border[k] : layout_.order[border[k]];
+          if (distance_squared(points, self, other) > search.r2) continue;
+          if (!count_only) row[count] = border[k];
+          ++count;
         }
         emit(s, static_cast<const std::uint32_t*>(row), count);
       }
@@ -517,7 +525,7 @@ class CellList final : public EngineBase<Dim, T> {
         for (std::uint32_t j = q.begin; j < q.end; ++j) axis[k][at + j - q.begin] = source[j];
       }
       for (std::uint32_t j = q.begin; j < q.end; ++j) {
-        out_ids[at + j - q.begin] = ids == Ids::sorted_position ? j : layout_.order[j];
+        out_ids[at + j - q.begin] = ids == Ids::original ? layout_.order[j] : j;
       }
       at += q.end - q.begin;
     }

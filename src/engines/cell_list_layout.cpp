@@ -5,6 +5,7 @@
 #include <bit>
 #include <numeric>
 
+#include "../growable_buffer.hpp"
 #include "../morton.hpp"
 #include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
@@ -31,8 +32,11 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     return c;
   };
 
-  std::vector<std::uint64_t> keys(n);
-  layout.order.resize(n);
+  // Work arrays are left uninitialized on resize (ResultVector): each loop below writes every
+  // element, in parallel, so no thread zeroes memory first.
+  ResultVector<std::uint64_t> keys;
+  sized_for_overwrite(keys, n);
+  sized_for_overwrite(layout.order, n);
   const auto signed_n = static_cast<std::int64_t>(n);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t i = 0; i < signed_n; ++i) {
@@ -42,8 +46,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     layout.order[i] = static_cast<index_t>(i);
   }
   {
-    std::vector<std::uint64_t> scratch_keys;
-    std::vector<std::uint32_t> scratch_values;
+    ResultVector<std::uint64_t> scratch_keys;
+    ResultVector<std::uint32_t> scratch_values;
     radix_sort_pairs(keys, layout.order, Dim * (bits - shift), threads, scratch_keys,
                      scratch_values);
   }
@@ -58,25 +62,26 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     }
   }
 
-  for (int k = 0; k < Dim; ++k) layout.axis[k].resize(n);
+  // Float coordinates in sorted order, and the cell boundaries: where the key changes (or, with a
+  // coarse key, the exact cell), marked in parallel, then turned into cell starts with a prefix
+  // sum. The points are read in sorted order, which is random for shuffled input: prefetching
+  // a few points ahead keeps several cache misses in flight.
+  constexpr std::int64_t kPrefetchAhead = 16;
+  for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
+  ResultVector<std::uint32_t> marks;
+  sized_for_overwrite(marks, n);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t s = 0; s < signed_n; ++s) {
+    if (s + kPrefetchAhead < signed_n) {
+      __builtin_prefetch(points.data + layout.order[s + kPrefetchAhead] * points.stride);
+    }
     const index_t i = layout.order[s];
     for (int k = 0; k < Dim; ++k) {
       layout.axis[k][s] = static_cast<float>(points.coord(i, k) - grid.origin[k]);
     }
-  }
-
-  // Cell boundaries: where the key changes (or, with a coarse key, the exact cell). Marked in
-  // parallel, then the marks are turned into cell starts with a prefix sum.
-  const auto is_boundary = [&](std::size_t s) {
-    if (s == 0 || keys[s] != keys[s - 1]) return true;
-    return shift > 0 && exact_cell(layout.order[s]) != exact_cell(layout.order[s - 1]);
-  };
-  std::vector<std::uint32_t> marks(n);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t s = 0; s < signed_n; ++s) {
-    marks[s] = is_boundary(static_cast<std::size_t>(s)) ? 1u : 0u;
+    const bool boundary = s == 0 || keys[s] != keys[s - 1] ||
+                          (shift > 0 && exact_cell(i) != exact_cell(layout.order[s - 1]));
+    marks[s] = boundary ? 1u : 0u;
   }
   layout.index_cells(marks, threads, [&](std::uint32_t s) { return exact_cell(layout.order[s]); });
   layout.index_lookup(grid, threads);

@@ -35,8 +35,8 @@ namespace spatialhash::detail {
 /// per point in 3D (33 in 2D) after the first update, on top of the layout's 16.
 template <int Dim>
 struct CellListSpare {
-  std::array<std::vector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
-  std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
+  std::array<ResultVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
+  std::vector<std::uint8_t> changed_cell;           ///< per old position: 1 if the cell changed
   /// Per old position, the key of a mover's new cell; then, per new position, the key of the
   /// cell beginning there.
   std::vector<std::uint64_t> position_keys;
@@ -44,9 +44,9 @@ struct CellListSpare {
   std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
   std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
   std::vector<std::uint32_t> sort_values;
-  std::vector<index_t> order;  ///< the merged layout, swapped in on success
-  std::array<std::vector<float>, Dim> axis;
-  std::vector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
+  ResultVector<index_t> order;  ///< the merged layout, swapped in on success
+  std::array<ResultVector<float>, Dim> axis;
+  ResultVector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
 };
 
 template <int Dim>
@@ -117,8 +117,9 @@ class CellListLayout {
     return h;
   }
 
-  std::vector<index_t> order;
-  std::array<std::vector<float>, Dim> axis;
+  // Uninitialized on resize (ResultVector): every element is written by the build.
+  ResultVector<index_t> order;
+  std::array<ResultVector<float>, Dim> axis;
   std::vector<std::uint32_t> cell_start;
   std::vector<CellCoord> cell_coord;
   std::vector<std::uint32_t> table;
@@ -133,7 +134,7 @@ class CellListLayout {
   /// this turns into running cell counts; `cell_at(s)` gives the coordinates of the cell that
   /// begins at sorted position s. Sets cell_start and cell_coord.
   template <class CellAt>
-  void index_cells(std::vector<std::uint32_t>& marks, int threads, CellAt cell_at) {
+  void index_cells(ResultVector<std::uint32_t>& marks, int threads, CellAt cell_at) {
     const std::size_t n = marks.size();
     parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
     const std::size_t count = n > 0 ? marks[n - 1] : 0;

@@ -7,7 +7,8 @@ template <int Dim>
 void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   for (int q = 0; q < queries.count; ++q) {
-    std::uint32_t* sure = out.sure + static_cast<std::size_t>(q) * out.stride;
+    std::uint32_t* sure =
+        out.sure != nullptr ? out.sure + static_cast<std::size_t>(q) * out.stride : nullptr;
     std::uint32_t* border = out.border + static_cast<std::size_t>(q) * out.stride;
     std::uint32_t sure_count = 0, border_count = 0;
     const std::uint32_t skip = queries.skip[static_cast<std::size_t>(q)];
@@ -22,7 +23,7 @@ void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::u
       const bool skipped = queries.after ? j <= skip : j == skip;
       const bool candidate = !(d2 > band.hi) && !skipped;  // NaN counts as borderline
       const bool is_sure = candidate && d2 <= band.lo;
-      sure[sure_count] = points.ids[j];
+      if (sure != nullptr) sure[sure_count] = points.ids[j];
       sure_count += is_sure;
       border[border_count] = points.ids[j];
       border_count += candidate && !is_sure;

@@ -45,7 +45,9 @@ struct QueryBlock {
 
 /// Rows of one filter call: query q's sure ids at sure + q * stride, its border ids at
 /// border + q * stride. A row needs room for the range's length plus kFilterSlack (vector code
-/// stores whole registers). The counts are set by the call.
+/// stores whole registers). The counts are set by the call. With sure == nullptr the filter only
+/// counts the sure candidates (no compress, no store: a count search), border rows are still
+/// written.
 struct BlockOutput {
   std::uint32_t* sure;
   std::uint32_t* border;
@@ -84,7 +86,7 @@ struct RowCursors {
   template <int Dim>
   RowCursors(const QueryBlock<Dim>& queries, const BlockOutput& out) {
     for (int q = 0; q < Q; ++q) {
-      sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
+      sure[q] = out.sure != nullptr ? out.sure + static_cast<std::size_t>(q) * out.stride : nullptr;
       border[q] = out.border + static_cast<std::size_t>(q) * out.stride;
       if (queries.skip[q] != kSkipNone) {
         last_skipped = any_skip && last_skipped > queries.skip[q] ? last_skipped : queries.skip[q];

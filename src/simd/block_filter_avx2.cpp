@@ -36,7 +36,7 @@ inline std::uint32_t pack_store(std::uint32_t* out, __m256i ids, unsigned mask) 
 }
 
 /// The filter for exactly Q queries, fully unrolled over them (see block_filter_avx512.cpp).
-template <int Dim, int Q>
+template <int Dim, int Q, bool kStoreSure>
 void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   __m256 position[Q][Dim];
@@ -54,8 +54,11 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
     for (int k = 0; k < Dim; ++k) {
       candidate[k] = _mm256_maskload_ps(points.axis[k] + j, valid_lanes);
     }
-    const __m256i ids =
-        _mm256_maskload_epi32(reinterpret_cast<const int*>(points.ids + j), valid_lanes);
+    // A count search reads ids only for border candidates (rare).
+    const auto load_ids = [&] {
+      return _mm256_maskload_epi32(reinterpret_cast<const int*>(points.ids + j), valid_lanes);
+    };
+    const __m256i ids = kStoreSure ? load_ids() : _mm256_setzero_si256();
     const unsigned valid = left >= 8 ? 0xFFu : (1u << left) - 1u;
     const bool check_skip = rows.may_skip_from(j);
     for (int q = 0; q < Q; ++q) {
@@ -78,9 +81,14 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       const unsigned is_sure =
           kept & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, lo, _CMP_LE_OQ)));
       const unsigned is_border = kept & ~is_sure;
-      rows.sure_count[q] += pack_store(rows.sure[q] + rows.sure_count[q], ids, is_sure);
+      if constexpr (kStoreSure) {
+        rows.sure_count[q] += pack_store(rows.sure[q] + rows.sure_count[q], ids, is_sure);
+      } else {
+        rows.sure_count[q] += static_cast<std::uint32_t>(std::popcount(is_sure));
+      }
       if (is_border) {
-        rows.border_count[q] += pack_store(rows.border[q] + rows.border_count[q], ids, is_border);
+        rows.border_count[q] += pack_store(rows.border[q] + rows.border_count[q],
+                                           kStoreSure ? ids : load_ids(), is_border);
       }
     }
   }
@@ -92,8 +100,13 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
 template <int Dim>
 void block_filter_avx2(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                        const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
-  for_query_count(queries.count,
-                  [&]<int Q>() { filter_queries<Dim, Q>(points, begin, end, queries, band, out); });
+  for_query_count(queries.count, [&]<int Q>() {
+    if (out.sure != nullptr) {
+      filter_queries<Dim, Q, true>(points, begin, end, queries, band, out);
+    } else {
+      filter_queries<Dim, Q, false>(points, begin, end, queries, band, out);
+    }
+  });
 }
 
 template void block_filter_avx2<2>(const SoaView<2>&, std::uint32_t, std::uint32_t,

@@ -12,7 +12,7 @@ namespace {
 
 /// The filter for exactly Q queries, fully unrolled over them: per-query output pointers and
 /// counts live in registers.
-template <int Dim, int Q>
+template <int Dim, int Q, bool kStoreSure>
 void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   __m512 position[Q][Dim];
@@ -29,7 +29,9 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
     const __mmask16 valid = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
     __m512 candidate[Dim];
     for (int k = 0; k < Dim; ++k) candidate[k] = _mm512_maskz_loadu_ps(valid, points.axis[k] + j);
-    const __m512i ids = _mm512_maskz_loadu_epi32(valid, points.ids + j);
+    // A count search reads ids only for border candidates (rare).
+    const auto load_ids = [&] { return _mm512_maskz_loadu_epi32(valid, points.ids + j); };
+    const __m512i ids = kStoreSure ? load_ids() : _mm512_setzero_si512();
     const bool check_skip = rows.may_skip_from(j);
     const __m512i index = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(j)), lane);
     for (int q = 0; q < Q; ++q) {
@@ -48,13 +50,15 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       const __mmask16 is_sure = _mm512_mask_cmp_ps_mask(kept, d2, lo, _CMP_LE_OQ);
       const __mmask16 is_border = kept & static_cast<__mmask16>(~is_sure);
       // Compress in a register, then one plain store (compress-to-memory is slow on some cores).
-      _mm512_storeu_si512(rows.sure[q] + rows.sure_count[q],
-                          _mm512_maskz_compress_epi32(is_sure, ids));
+      if constexpr (kStoreSure) {
+        _mm512_storeu_si512(rows.sure[q] + rows.sure_count[q],
+                            _mm512_maskz_compress_epi32(is_sure, ids));
+      }
       rows.sure_count[q] +=
           static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_sure)));
       if (is_border) {
         _mm512_storeu_si512(rows.border[q] + rows.border_count[q],
-                            _mm512_maskz_compress_epi32(is_border, ids));
+                            _mm512_maskz_compress_epi32(is_border, kStoreSure ? ids : load_ids()));
         rows.border_count[q] +=
             static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_border)));
       }
@@ -68,8 +72,13 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
 template <int Dim>
 void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
-  for_query_count(queries.count,
-                  [&]<int Q>() { filter_queries<Dim, Q>(points, begin, end, queries, band, out); });
+  for_query_count(queries.count, [&]<int Q>() {
+    if (out.sure != nullptr) {
+      filter_queries<Dim, Q, true>(points, begin, end, queries, band, out);
+    } else {
+      filter_queries<Dim, Q, false>(points, begin, end, queries, band, out);
+    }
+  });
 }
 
 template void block_filter_avx512<2>(const SoaView<2>&, std::uint32_t, std::uint32_t,
