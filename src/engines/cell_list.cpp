@@ -41,6 +41,40 @@ struct Range {
 template <class Item>
 using Buffer = GrowableBuffer<Item>;
 
+/// Items per chunk of copy_in_chunks: one 64-byte line of 32-bit items.
+constexpr std::size_t kCopyChunk = 16;
+static_assert(kCopyChunk <= kFilterSlack, "rows and gathered stencils have kFilterSlack spare");
+
+/// Copies `count` items in whole chunks of kCopyChunk, fixed-size copies the compiler turns into
+/// a few vector moves (a call to memmove per short run cost more than the copy). Up to
+/// kCopyChunk - 1 items past `count` are read from `source` and written to `target`: both must
+/// have that room.
+template <class Item>
+inline void copy_in_chunks(Item* target, const Item* source, std::size_t count) {
+  for (std::size_t j = 0; j < count; j += kCopyChunk) {
+    std::memcpy(target + j, source + j, kCopyChunk * sizeof(Item));
+  }
+}
+
+/// Copies exactly `count` items with fixed-size copies: whole chunks, then one chunk ending at
+/// `count` that overlaps the last (the same items written twice); shorter runs by halves.
+template <class Item>
+inline void copy_exact(Item* target, const Item* source, std::size_t count) {
+  constexpr std::size_t kHalf = kCopyChunk / 2;
+  if (count >= kCopyChunk) {
+    for (std::size_t j = 0; j + kCopyChunk <= count; j += kCopyChunk) {
+      std::memcpy(target + j, source + j, kCopyChunk * sizeof(Item));
+    }
+    std::memcpy(target + count - kCopyChunk, source + count - kCopyChunk,
+                kCopyChunk * sizeof(Item));
+  } else if (count >= kHalf) {
+    std::memcpy(target, source, kHalf * sizeof(Item));
+    std::memcpy(target + count - kHalf, source + count - kHalf, kHalf * sizeof(Item));
+  } else {
+    for (std::size_t j = 0; j < count; ++j) target[j] = source[j];
+  }
+}
+
 /// The candidates of one cell's stencil, copied into one contiguous structure of arrays so that
 /// every point of the cell is tested against them with a single filter call. Reused per thread.
 template <int Dim>
@@ -209,7 +243,8 @@ class CellList final : public EngineBase<Dim, T> {
     std::vector<Buffer<index_t>> found(static_cast<std::size_t>(threads));
     std::vector<std::size_t> block_begin(static_cast<std::size_t>(blocks));
     std::vector<int> block_thread(static_cast<std::size_t>(blocks));
-    std::vector<std::uint32_t> row_length(n);
+    ResultVector<std::uint32_t> row_length;  // per sorted position; every one is written
+    sized_for_overwrite(row_length, n);
     // Each buffer starts with room for its share of the estimated total plus a margin, in huge
     // pages (growable_buffer.hpp): a thread that needs more grows by realloc, in small pages. A
     // sample can overshoot: the first reservation stops at kMaxShare entries (1 GiB; pages never
@@ -232,7 +267,8 @@ class CellList final : public EngineBase<Dim, T> {
         block_thread[b] = t;
         search_block(b, Stencil::full, Ids::original, search, work,
                      [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t length) {
-                       std::copy(ids, ids + length, out.reserve_more(length));
+                       // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
+                       copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
                        out.grow(length);
                        row_length[s] = length;
                      });
@@ -248,6 +284,12 @@ class CellList final : public EngineBase<Dim, T> {
     parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
     sized_for_overwrite(lists.indices, lists.offsets[n]);
     sized_for_overwrite(lists.distances, with_distances ? lists.offsets[n] : 0);
+    // Where each row goes, by sorted position: scattered reads, but independent ones that the
+    // processor overlaps (in the copy below they would sit in a chain before each store).
+    ResultVector<std::size_t> row_start;
+    sized_for_overwrite(row_start, n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < signed_n; ++s) row_start[s] = lists.offsets[layout_.order[s]];
     const auto& points = this->context_.points;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (std::int64_t b = 0; b < blocks; ++b) {
@@ -255,10 +297,14 @@ class CellList final : public EngineBase<Dim, T> {
           found[static_cast<std::size_t>(block_thread[b])].data() + block_begin[b];
       const std::uint32_t first = layout_.cell_start[blocks_[b]];
       const std::uint32_t last = layout_.cell_start[blocks_[b + 1]];
+      // Rows land at scattered places: the destination kAhead rows on is prefetched for
+      // writing, so the misses overlap.
+      constexpr std::uint32_t kAhead = 8;
       for (std::uint32_t s = first; s < last; ++s) {
+        if (s + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[s + kAhead], 1);
         const index_t i = layout_.order[s];
-        const std::size_t dst = lists.offsets[i];
-        std::copy(source, source + row_length[s], lists.indices.begin() + dst);
+        const std::size_t dst = row_start[s];
+        copy_exact(lists.indices.data() + dst, source, row_length[s]);
         if (with_distances) {
           for (std::uint32_t k = 0; k < row_length[s]; ++k) {
             lists.distances[dst + k] = std::sqrt(distance_squared(points, i, source[k]));
@@ -507,7 +553,9 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Copies the points of `ranges` into `g`, with their original indices as ids, or with their
-  /// sorted positions. Plain loops: the runs are short (a few cells).
+  /// sorted positions. Runs are short (a few cells): they are copied in whole chunks
+  /// (copy_in_chunks), the next run overwriting the overshoot, the last one's landing in the
+  /// slack; a run whose overshoot would read past the layout's arrays is copied item by item.
   void gather(std::span<const Range> ranges, Gathered<Dim>& g, Ids ids) const {
     std::size_t total = 0;
     for (const Range& q : ranges) total += q.end - q.begin;
@@ -519,15 +567,27 @@ class CellList final : public EngineBase<Dim, T> {
     g.ids.clear();
     std::uint32_t* out_ids = g.ids.reserve_more(total + kFilterSlack);
     std::size_t at = 0;
+    const std::size_t n = layout_.size();
     for (const Range& q : ranges) {
-      for (int k = 0; k < Dim; ++k) {
-        const float* source = layout_.axis[k].data();
-        for (std::uint32_t j = q.begin; j < q.end; ++j) axis[k][at + j - q.begin] = source[j];
+      const std::size_t length = q.end - q.begin;
+      if (q.begin + (length + kCopyChunk - 1) / kCopyChunk * kCopyChunk <= n) {
+        for (int k = 0; k < Dim; ++k) {
+          copy_in_chunks(axis[k] + at, layout_.axis[k].data() + q.begin, length);
+        }
+        if (ids == Ids::original)
+          copy_in_chunks(out_ids + at, layout_.order.data() + q.begin, length);
+      } else {
+        for (int k = 0; k < Dim; ++k) {
+          std::copy(layout_.axis[k].data() + q.begin, layout_.axis[k].data() + q.end, axis[k] + at);
+        }
+        if (ids == Ids::original) {
+          std::copy(layout_.order.data() + q.begin, layout_.order.data() + q.end, out_ids + at);
+        }
       }
-      for (std::uint32_t j = q.begin; j < q.end; ++j) {
-        out_ids[at + j - q.begin] = ids == Ids::original ? layout_.order[j] : j;
+      if (ids != Ids::original) {
+        for (std::uint32_t j = q.begin; j < q.end; ++j) out_ids[at + j - q.begin] = j;
       }
-      at += q.end - q.begin;
+      at += length;
     }
     g.size = total;
   }
