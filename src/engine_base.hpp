@@ -53,6 +53,8 @@ class PairListOutput final : public PairOutput {
   void write(std::size_t at, std::span<const Pair> pairs) override {
     std::copy(pairs.begin(), pairs.end(), list_.pairs.begin() + static_cast<std::ptrdiff_t>(at));
   }
+  bool resizable() const override { return true; }
+  void resize(std::size_t count) override { list_.pairs.resize(count); }
 
  private:
   PairList& list_;

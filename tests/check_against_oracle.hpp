@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,55 @@ std::vector<std::array<double, Dim>> probe_positions(const std::vector<double>& 
   probes.push_back(far);
   return probes;
 }
+
+/// A resizable PairOutput that records every write (from any thread): the slots written, how
+/// often each, whether a write fell outside the size of the moment, and the sizes it was given.
+struct ResizableRecorder final : spatialhash::PairOutput {
+  int allocations = 0, resizes = 0;
+  std::size_t allocated = 0;
+  std::vector<spatialhash::Pair> pairs;
+  std::unique_ptr<std::atomic<int>[]> writes;
+  std::atomic<bool> out_of_range = false;
+
+  void allocate(std::size_t count) override {
+    ++allocations;
+    allocated = count;
+    pairs.resize(count);
+    writes = std::make_unique<std::atomic<int>[]>(count);
+  }
+  void write(std::size_t at, std::span<const spatialhash::Pair> batch) override {
+    if (at + batch.size() > pairs.size()) {
+      out_of_range = true;
+      return;
+    }
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      pairs[at + k] = batch[k];
+      writes[at + k].fetch_add(1);
+    }
+  }
+  bool resizable() const override { return true; }
+  void resize(std::size_t count) override {
+    ++resizes;
+    auto kept = std::make_unique<std::atomic<int>[]>(count);
+    for (std::size_t k = 0; k < std::min(count, pairs.size()); ++k) kept[k] = writes[k].load();
+    writes = std::move(kept);
+    pairs.resize(count);
+  }
+  /// Checks the contract (PairOutput, resizable case) and returns the pairs, sorted.
+  std::vector<std::pair<std::size_t, std::size_t>> checked_pairs() const {
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    EXPECT_EQ(allocations, 1);
+    EXPECT_LE(resizes, 1);
+    EXPECT_FALSE(out_of_range) << "a write past the output's size";
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      EXPECT_EQ(writes[k].load(), 1) << "slot " << k << " not written exactly once";
+      EXPECT_LT(pairs[k].first, pairs[k].second);
+      got.emplace_back(pairs[k].first, pairs[k].second);
+    }
+    std::sort(got.begin(), got.end());
+    return got;
+  }
+};
 
 /// True for dense_grid's refusal of a lattice with too many cells (src/engines/dense_grid.cpp).
 inline bool is_dense_grid_refusal(const spatialhash::InvalidArgument& e) {
@@ -131,6 +181,13 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     }
     std::sort(got.begin(), got.end());
     ASSERT_EQ(got, want_pairs);
+  }
+  // Pairs once, into a resizable PairOutput (which the engine may fill in one search from an
+  // estimated size): every slot of the final size written exactly once.
+  {
+    ResizableRecorder out;
+    index.pairs(out);
+    ASSERT_EQ(out.checked_pairs(), want_pairs);
   }
   // Pairs once, by callback, with exact squared distances.
   {

@@ -106,6 +106,29 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),
                          engine_case_label);
 
+// cell_list fills a resizable PairOutput in one search, sized from a sample of cells. Here nearly
+// every pair lies in one cell (1200 copies of a point among 8000 scattered ones) that the sample
+// misses: blocks past the estimate must still land, after the resize, each slot once.
+TEST(ResizablePairOutput, PairsBeyondTheEstimate) {
+  std::mt19937_64 g(77);
+  std::uniform_real_distribution<double> u(0.0, 100.0);
+  std::vector<double> xyz;
+  for (int i = 0; i < 3 * 8000; ++i) xyz.push_back(u(g));
+  for (int i = 0; i < 1200; ++i) xyz.insert(xyz.end(), {31.3, 47.9, 12.2});
+  const double r = 1.0;
+  const auto want = oracle::pairs<3>(xyz, r);
+  for (const spatialhash::Options& options : engine_cases()) {
+    if (options.engine != Engine::cell_list) continue;
+    SCOPED_TRACE(engine_case_label(::testing::TestParamInfo<spatialhash::Options>(options, 0)));
+    const spatialhash::Index<3, double> index(std::span<const double>(xyz), r, options);
+    ResizableRecorder out;
+    index.pairs(out);
+    ASSERT_GT(out.pairs.size(), out.allocated)
+        << "the estimate covered every pair: this data no longer tests the overflow";
+    ASSERT_EQ(out.checked_pairs(), want);
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -140,6 +140,12 @@ struct PairList {
 /// fills an (m, 2) int64 array this way), with no intermediate list. The index calls allocate()
 /// once with the number of pairs, then write() for disjoint ranges that together cover
 /// [0, count), from several threads at once; write() must not throw.
+///
+/// An output that can also change its size says so with resizable(). The index may then search
+/// once instead of counting first: allocate() gets an estimate, write() fills disjoint ranges
+/// below it, and a final resize(count) sets the true count, keeping what was written below both
+/// sizes; writes after the resize fill whatever it added. The order of the pairs is then
+/// unspecified (it depends on how the threads shared the work).
 class PairOutput {
  public:
   virtual ~PairOutput() = default;
@@ -147,6 +153,10 @@ class PairOutput {
   virtual void allocate(std::size_t count) = 0;
   /// Stores `pairs` at positions [at, at + pairs.size()).
   virtual void write(std::size_t at, std::span<const Pair> pairs) = 0;
+  /// Whether resize() is supported (see above). Default: no.
+  virtual bool resizable() const { return false; }
+  /// The output now holds `count` pairs (only called when resizable()).
+  virtual void resize(std::size_t count) { (void)count; }
 };
 
 /// Neighbor lists of many points in compressed sparse row form: the neighbors of point i are

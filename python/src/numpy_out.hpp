@@ -31,6 +31,8 @@ class Int64PairOutput final : public PairOutput {
       *dst++ = p.second;
     }
   }
+  bool resizable() const override { return true; }
+  void resize(std::size_t count) override { values_.resize(2 * count); }
   py::array_t<std::int64_t> to_numpy() &&;
 
  private:

@@ -315,11 +315,102 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
-  /// Count, then fill: a first search counts each block's pairs, a second writes them straight
-  /// to `out` at the block's offset. Searching twice costs less than writing every pair to a
-  /// per-thread buffer and copying it (docs/benchmarks.md).
+  /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
+  /// block's pairs are collected in a per-thread buffer, then claim the next free range of the
+  /// output (an atomic cursor) and are copied there. The output is allocated from a sampled
+  /// estimate plus a margin; blocks that would land past it wait until the parallel search is
+  /// over and the output has been resized to the true count. Any other output gets a count
+  /// search first (count-only filter), then a second search writes each block at its offset.
   void pair_output(double radius, PairOutput& out) const override {
     const Search search{band_for(radius), radius * radius};
+    if (out.resizable()) {
+      pairs_in_one_search(search, out);
+    } else {
+      pairs_counted_first(search, out);
+    }
+  }
+
+  /// pair_output() into the list, then the distances in parallel.
+  PairList pair_list(double radius, bool with_distances) const override {
+    PairList list;
+    PairListOutput output(list);
+    pair_output(radius, output);
+    if (with_distances) {
+      sized_for_overwrite(list.distances, list.pairs.size());
+      const auto m = static_cast<std::int64_t>(list.pairs.size());
+      const auto& points = this->context_.points;
+#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
+      for (std::int64_t k = 0; k < m; ++k) {
+        const Pair& p = list.pairs[k];
+        list.distances[k] = std::sqrt(distance_squared(points, p.first, p.second));
+      }
+    }
+    return list;
+  }
+
+ private:
+  /// The thresholds of one search.
+  struct Search {
+    FloatBand band;
+    double r2;
+  };
+
+  /// The one-search path of pair_output() (resizable outputs).
+  void pairs_in_one_search(const Search& search, PairOutput& out) const {
+    const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
+    const int threads = this->context_.threads;
+    // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
+    // nothing, but a request beyond the machine's memory could fail outright.
+    constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
+    const std::size_t estimate = estimated_list_entries(search, Stencil::half);
+    const std::size_t capacity =
+        std::min(kMaxCapacity, estimate + estimate / 4 + (std::size_t{1} << 16));
+    out.allocate(capacity);
+    std::atomic<std::size_t> cursor = 0;
+    struct Late {
+      std::size_t at;
+      std::vector<Pair> pairs;
+    };
+    std::vector<std::vector<Late>> late(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    {
+      CellWork<Dim> work;
+      Buffer<Pair> block_pairs;
+      std::vector<Late>& my_late = late[static_cast<std::size_t>(thread_id())];
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        block_pairs.clear();
+        search_block(b, Stencil::half, Ids::original, search, work,
+                     [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
+                       append_pairs(layout_.order[s], ids, count, block_pairs);
+                     });
+        const std::span<const Pair> found(block_pairs.data(), block_pairs.size());
+        const std::size_t at = cursor.fetch_add(found.size(), std::memory_order_relaxed);
+        if (at + found.size() <= capacity) {
+          out.write(at, found);
+        } else {
+          my_late.push_back(Late{at, std::vector<Pair>(found.begin(), found.end())});
+        }
+      }
+    }
+    out.resize(cursor.load());
+    for (const auto& per_thread : late) {
+      for (const Late& block : per_thread) out.write(block.at, block.pairs);
+    }
+  }
+
+  /// Appends the pairs of point `a` with `ids[0 .. count)`, each as (smaller, larger).
+  static void append_pairs(index_t a, const std::uint32_t* ids, std::uint32_t count,
+                           Buffer<Pair>& pairs) {
+    Pair* row = pairs.reserve_more(count);
+    for (std::uint32_t k = 0; k < count; ++k)
+      row[k] = Pair{std::min(a, ids[k]), std::max(a, ids[k])};
+    pairs.grow(count);
+  }
+
+  /// The count-first path of pair_output() (fixed-size outputs): block counts, then each block
+  /// written at its offset by a second search that repeats the first exactly.
+  void pairs_counted_first(const Search& search, PairOutput& out) const {
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     const int threads = this->context_.threads;
     std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, 0);
@@ -353,44 +444,15 @@ class CellList final : public EngineBase<Dim, T> {
                          repeated = false;
                          return;
                        }
-                       const index_t a = layout_.order[s];
                        row_pairs.clear();
-                       Pair* row = row_pairs.reserve_more(count);
-                       for (std::uint32_t k = 0; k < count; ++k) {
-                         row[k] = a < ids[k] ? Pair{a, ids[k]} : Pair{ids[k], a};
-                       }
-                       out.write(at, std::span<const Pair>(row, count));
+                       append_pairs(layout_.order[s], ids, count, row_pairs);
+                       out.write(at, std::span<const Pair>(row_pairs.data(), count));
                        at += count;
                      });
       }
     }
     if (!repeated) throw std::logic_error("spatialhash: the pair search was not repeatable");
   }
-
-  /// pair_output() into the list, then the distances in parallel.
-  PairList pair_list(double radius, bool with_distances) const override {
-    PairList list;
-    PairListOutput output(list);
-    pair_output(radius, output);
-    if (with_distances) {
-      sized_for_overwrite(list.distances, list.pairs.size());
-      const auto m = static_cast<std::int64_t>(list.pairs.size());
-      const auto& points = this->context_.points;
-#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
-      for (std::int64_t k = 0; k < m; ++k) {
-        const Pair& p = list.pairs[k];
-        list.distances[k] = std::sqrt(distance_squared(points, p.first, p.second));
-      }
-    }
-    return list;
-  }
-
- private:
-  /// The thresholds of one search.
-  struct Search {
-    FloatBand band;
-    double r2;
-  };
 
   /// Cells of edge r / subdivision when the lattice allows it, else of edge r.
   static GridGeometry<Dim> choose_grid(const Context<Dim, T>& context) {
