@@ -83,6 +83,9 @@ class EngineBase {
   virtual void pairs(double radius, PairSink& sink) const = 0;
   /// Every indexed point within `radius` of `center`. Must be safe to call concurrently.
   virtual void ball(const Position& center, double radius, HitSink& sink) const = 0;
+  /// The indices of ball()'s points, in `out` (cleared first), without their distances. The
+  /// default collects ball(). Must be safe to call concurrently.
+  virtual void ball_indices(const Position& center, double radius, std::vector<index_t>& out) const;
 
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).

@@ -48,6 +48,18 @@ void EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distances,
 }
 
 template <int Dim, class T>
+void EngineBase<Dim, T>::ball_indices(const Position& center, double radius,
+                                      std::vector<index_t>& out) const {
+  out.clear();
+  auto visit = [&](std::span<const Hit> batch) {
+    for (const Hit& h : batch) out.push_back(h.index);
+  };
+  HitSink sink(visit);
+  ball(center, radius, sink);
+  sink.flush();
+}
+
+template <int Dim, class T>
 void EngineBase<Dim, T>::pair_output(double radius, PairOutput& out) const {
   ResultVector<Pair> pairs;
   auto visit = [&](std::span<const PairHit> batch) {

@@ -136,6 +136,16 @@ double Index<Dim, T>::checked_query_radius(double radius) const {
 }
 
 template <int Dim, class T>
+void Index<Dim, T>::check_ball_center(const Position& center) {
+  for (int k = 0; k < Dim; ++k) {
+    if (!std::isfinite(center[k])) {
+      throw InvalidArgument("spatialhash: ball query position has a non-finite coordinate " +
+                            std::to_string(k));
+    }
+  }
+}
+
+template <int Dim, class T>
 void Index<Dim, T>::for_each_pair_batch(FunctionRef<void(std::span<const PairHit>)> visit,
                                         double radius) const {
   const double r = checked_query_radius(radius);
@@ -148,12 +158,7 @@ template <int Dim, class T>
 void Index<Dim, T>::for_each_in_ball_batch(const Position& center, double radius,
                                            FunctionRef<void(std::span<const Hit>)> visit) const {
   const double r = checked_query_radius(radius);
-  for (int k = 0; k < Dim; ++k) {
-    if (!std::isfinite(center[k])) {
-      throw InvalidArgument("spatialhash: ball query position has a non-finite coordinate " +
-                            std::to_string(k));
-    }
-  }
+  check_ball_center(center);
   detail::HitSink sink(visit);
   engine_->ball(center, r, sink);
   sink.flush();
@@ -197,11 +202,17 @@ std::vector<index_t> Index<Dim, T>::neighbor_counts(double radius) const {
 template <int Dim, class T>
 std::vector<index_t> Index<Dim, T>::ball(const Position& center, double radius, bool sorted) const {
   std::vector<index_t> result;
-  for_each_in_ball_batch(center, radius, [&](std::span<const Hit> batch) {
-    for (const Hit& h : batch) result.push_back(h.index);
-  });
-  if (sorted) std::sort(result.begin(), result.end());
+  ball(center, radius, result, sorted);
   return result;
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::ball(const Position& center, double radius, std::vector<index_t>& out,
+                         bool sorted) const {
+  const double r = checked_query_radius(radius);
+  check_ball_center(center);
+  engine_->ball_indices(center, r, out);
+  if (sorted) std::sort(out.begin(), out.end());
 }
 
 template <int Dim, class T>

@@ -249,13 +249,19 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     ASSERT_EQ(counts, want_counts);
   }
   // Ball queries at arbitrary positions, full and smaller radius.
+  // The same, unsorted, into one vector reused from query to query (its old contents must go).
   const auto probes = probe_positions<Dim, T>(exact, n + 17);
+  std::vector<index_t> found{7, 7, 7};
   for (double qr : {r, r * 0.37}) {
     for (const auto& p : probes) {
       auto got = index.ball(p, qr, true);
       const auto want = oracle::ball<Dim>(exact, p, qr);
       ASSERT_EQ(std::vector<std::size_t>(got.begin(), got.end()), want)
           << "ball at (" << p[0] << "," << p[1] << ") r=" << qr;
+      index.ball(p, qr, found);
+      std::vector<std::size_t> unsorted(found.begin(), found.end());
+      std::sort(unsorted.begin(), unsorted.end());
+      ASSERT_EQ(unsorted, want) << "ball into a reused vector at (" << p[0] << "," << p[1] << ")";
     }
   }
   // Cross query: every probe as a second point set, in both float and double.

@@ -149,6 +149,10 @@ class Index {
   /// Indices of the indexed points within `radius` of `center`, ascending when `sorted`.
   std::vector<index_t> ball(const Position& center, double radius = kIndexRadius,
                             bool sorted = false) const;
+  /// Same, into `out` (cleared first, its capacity reused): many queries in a loop allocate
+  /// nothing once `out` has grown. Safe to call from several threads, each with its own `out`.
+  void ball(const Position& center, double radius, std::vector<index_t>& out,
+            bool sorted = false) const;
   /// Cross query: for every point of `queries` (another set, same dimension), its neighbors
   /// among the indexed points. Row q of the result belongs to queries point q; no self exclusion.
   template <class U>
@@ -156,6 +160,8 @@ class Index {
 
  private:
   double checked_query_radius(double radius) const;
+  /// Throws InvalidArgument naming the first non-finite coordinate of a ball query position.
+  static void check_ball_center(const Position& center);
 
   std::unique_ptr<detail::EngineBase<Dim, T>> engine_;
   std::optional<PeriodicBox<Dim>> box_;

@@ -42,8 +42,10 @@ class TypedIndex final : public AnyIndex {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
     std::vector<std::vector<index_t>> rows(positions.size());
-    for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center) {
-      rows[q] = index_.ball(center, radii[q], sorted);
+    for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center,
+                                 std::vector<index_t>& found) {
+      index_.ball(center, radii[q], found, sorted);
+      rows[q].assign(found.begin(), found.end());
     });
     NeighborLists lists;
     lists.offsets.assign(rows.size() + 1, 0);
@@ -60,12 +62,10 @@ class TypedIndex final : public AnyIndex {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
     std::vector<index_t> counts(positions.size());
-    for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center) {
-      index_t count = 0;
-      index_.for_each_in_ball_batch(center, radii[q], [&](std::span<const Hit> batch) {
-        count += static_cast<index_t>(batch.size());
-      });
-      counts[q] = count;
+    for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center,
+                                 std::vector<index_t>& found) {
+      index_.ball(center, radii[q], found);
+      counts[q] = static_cast<index_t>(found.size());
     });
     return counts;
   }
@@ -79,21 +79,26 @@ class TypedIndex final : public AnyIndex {
   }
 
  private:
-  /// Runs per_ball(q, center of query q) for every query on the index's threads. Exceptions
-  /// must not leave an OpenMP region: the first is kept and rethrown after it.
+  /// Runs per_ball(q, center of query q, found) for every query on the index's threads, with
+  /// `found` a vector of the thread's, reused from query to query. Exceptions must not leave an
+  /// OpenMP region: the first is kept and rethrown after it.
   template <class PerBall>
   void for_each_ball(PointsView<Dim, double> positions, PerBall&& per_ball) const {
     const auto m = static_cast<std::int64_t>(positions.size());
     std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads())
-    for (std::int64_t q = 0; q < m; ++q) {
-      try {
-        typename Index<Dim, T>::Position center;
-        for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
-        per_ball(q, center);
-      } catch (...) {
+#pragma omp parallel num_threads(threads())
+    {
+      std::vector<index_t> found;
+#pragma omp for schedule(dynamic, 64)
+      for (std::int64_t q = 0; q < m; ++q) {
+        try {
+          typename Index<Dim, T>::Position center;
+          for (int k = 0; k < Dim; ++k) center[k] = positions.coord(q, k);
+          per_ball(q, center, found);
+        } catch (...) {
 #pragma omp critical(spatialhash_python_balls)
-        if (!error) error = std::current_exception();
+          if (!error) error = std::current_exception();
+        }
       }
     }
     if (error) std::rethrow_exception(error);

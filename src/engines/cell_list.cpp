@@ -164,41 +164,14 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   void ball(const Position& center, double radius, HitSink& sink) const override {
-    Cell<Dim> cell;
-    if (layout_.size() == 0 || !grid_.cell_of_position(center, cell)) return;
-    const auto& points = this->context_.points;
-    std::array<float, Dim> query;
-    for (int k = 0; k < Dim; ++k) {
-      query[k] = static_cast<float>(center[k] - grid_.origin[k]);
-    }
-    const FloatBand band = band_for(radius);
-    const double r2 = radius * radius;
-    std::array<Range, kStencil> ranges;
-    const int count = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
-    SoaView<Dim> all;
-    for (int k = 0; k < Dim; ++k) all.axis[k] = layout_.axis[k].data();
-    all.ids = layout_.order.data();
-    QueryBlock<Dim> block;
-    block.position[0] = query;
-    block.skip[0] = kSkipNone;
-    block.count = 1;
-    // Fixed-size chunks on the stack: a ball query allocates nothing.
-    constexpr std::uint32_t kChunk = 256;
-    std::array<std::uint32_t, kChunk + kFilterSlack> sure, border;
-    for (int q = 0; q < count; ++q) {
-      for (std::uint32_t begin = ranges[q].begin; begin < ranges[q].end; begin += kChunk) {
-        const std::uint32_t end = std::min(ranges[q].end, begin + kChunk);
-        BlockOutput out{sure.data(), border.data(), sure.size()};
-        filter_(all, begin, end, block, band, out);
-        for (std::size_t k = 0; k < out.sure_count[0]; ++k) {
-          sink.push({sure[k], distance_squared(points, sure[k], center)});
-        }
-        for (std::size_t k = 0; k < out.border_count[0]; ++k) {
-          const double d2 = distance_squared(points, border[k], center);
-          if (d2 <= r2) sink.push({border[k], d2});
-        }
-      }
-    }
+    scan_ball<true>(center, radius, [&](index_t j, double d2) { sink.push({j, d2}); });
+  }
+
+  /// As ball(), but sure neighbors cost no double distance (nor a read of the caller's points).
+  void ball_indices(const Position& center, double radius,
+                    std::vector<index_t>& out) const override {
+    out.clear();
+    scan_ball<false>(center, radius, [&](index_t j, double) { out.push_back(j); });
   }
 
   /// Half stencil: each pair is found once and credited to both points, in per-thread count
@@ -354,6 +327,45 @@ class CellList final : public EngineBase<Dim, T> {
     FloatBand band;
     double r2;
   };
+
+  /// Calls emit(index, d2) for every point within `radius` of `center`: the stencil's ranges
+  /// through the filter with one query, fixed-size chunks on the stack (nothing allocated). d2 is
+  /// the exact double distance for borderline candidates, and for sure ones when kDistances.
+  template <bool kDistances, class Emit>
+  void scan_ball(const Position& center, double radius, Emit&& emit) const {
+    Cell<Dim> cell;
+    if (layout_.size() == 0 || !grid_.cell_of_position(center, cell)) return;
+    const auto& points = this->context_.points;
+    const FloatBand band = band_for(radius);
+    const double r2 = radius * radius;
+    std::array<Range, kStencil> ranges;
+    const int count = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
+    SoaView<Dim> all;
+    for (int k = 0; k < Dim; ++k) all.axis[k] = layout_.axis[k].data();
+    all.ids = layout_.order.data();
+    QueryBlock<Dim> block;
+    for (int k = 0; k < Dim; ++k) {
+      block.position[0][k] = static_cast<float>(center[k] - grid_.origin[k]);
+    }
+    block.skip[0] = kSkipNone;
+    block.count = 1;
+    constexpr std::uint32_t kChunk = 256;
+    std::array<std::uint32_t, kChunk + kFilterSlack> sure, border;
+    for (int q = 0; q < count; ++q) {
+      for (std::uint32_t begin = ranges[q].begin; begin < ranges[q].end; begin += kChunk) {
+        const std::uint32_t end = std::min(ranges[q].end, begin + kChunk);
+        BlockOutput out{sure.data(), border.data(), sure.size()};
+        filter_(all, begin, end, block, band, out);
+        for (std::size_t k = 0; k < out.sure_count[0]; ++k) {
+          emit(sure[k], kDistances ? distance_squared(points, sure[k], center) : 0.0);
+        }
+        for (std::size_t k = 0; k < out.border_count[0]; ++k) {
+          const double d2 = distance_squared(points, border[k], center);
+          if (d2 <= r2) emit(border[k], d2);
+        }
+      }
+    }
+  }
 
   /// The one-search path of pair_output() (resizable outputs).
   void pairs_in_one_search(const Search& search, PairOutput& out) const {
