@@ -81,15 +81,17 @@ Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem,
       std::vector<std::uint32_t> hits(static_cast<std::size_t>(queries));
       m.ms = repeat(policy, [&] {
         const Timer timer;
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
-        for (std::int64_t q = 0; q < queries; ++q) {
-          typename Index::Position center;
-          for (int k = 0; k < Dim; ++k) center[k] = problem.queries[q * Dim + k];
-          std::uint32_t count = 0;
-          index.for_each_in_ball_batch(
-              center, spatialhash::kIndexRadius,
-              [&count](std::span<const spatialhash::Hit> batch) { count += batch.size(); });
-          hits[q] = count;
+        // Each thread's neighbors go to one vector, reused (Index::ball into a vector).
+#pragma omp parallel num_threads(threads)
+        {
+          std::vector<spatialhash::index_t> found;
+#pragma omp for schedule(dynamic, 1024)
+          for (std::int64_t q = 0; q < queries; ++q) {
+            typename Index::Position center;
+            for (int k = 0; k < Dim; ++k) center[k] = problem.queries[q * Dim + k];
+            index.ball(center, spatialhash::kIndexRadius, found);
+            hits[q] = static_cast<std::uint32_t>(found.size());
+          }
         }
         return timer.ms();
       });

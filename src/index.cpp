@@ -241,32 +241,43 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
   };
   NeighborLists lists;
   lists.offsets.assign(queries.size() + 1, 0);
-  // Count, prefix sums, fill: two passes so threads write disjoint rows without locks.
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
-  for (std::int64_t q = 0; q < m; ++q) {
-    std::size_t count = 0;
-    auto visit = [&](std::span<const Hit> batch) { count += batch.size(); };
-    detail::HitSink sink(visit);
-    engine_->ball(position(q), r, sink);
-    sink.flush();
-    lists.offsets[q + 1] = count;
+  // Count, prefix sums, fill: two passes so threads write disjoint rows without locks. Each
+  // thread collects a query's neighbors in one vector, reused (no distances unless asked).
+#pragma omp parallel num_threads(threads())
+  {
+    std::vector<index_t> found;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t q = 0; q < m; ++q) {
+      engine_->ball_indices(position(q), r, found);
+      lists.offsets[q + 1] = found.size();
+    }
   }
   std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
   lists.indices.resize(lists.offsets.back());
   if (options.with_distances) lists.distances.resize(lists.offsets.back());
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
-  for (std::int64_t q = 0; q < m; ++q) {
-    std::size_t cursor = lists.offsets[q];
-    auto visit = [&](std::span<const Hit> batch) {
-      for (const Hit& h : batch) {
-        lists.indices[cursor] = h.index;
-        if (options.with_distances) lists.distances[cursor] = std::sqrt(h.distance_squared);
-        ++cursor;
+#pragma omp parallel num_threads(threads())
+  {
+    std::vector<index_t> found;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t q = 0; q < m; ++q) {
+      if (!options.with_distances) {
+        engine_->ball_indices(position(q), r, found);
+        std::copy(found.begin(), found.end(), lists.indices.begin() + lists.offsets[q]);
+        continue;
       }
-    };
-    detail::HitSink sink(visit);
-    engine_->ball(position(q), r, sink);
-    sink.flush();
+      // The engine's distances (a periodic index measures across the box).
+      std::size_t cursor = lists.offsets[q];
+      auto visit = [&](std::span<const Hit> batch) {
+        for (const Hit& h : batch) {
+          lists.indices[cursor] = h.index;
+          lists.distances[cursor] = std::sqrt(h.distance_squared);
+          ++cursor;
+        }
+      };
+      detail::HitSink sink(visit);
+      engine_->ball(position(q), r, sink);
+      sink.flush();
+    }
   }
   if (options.sorted) detail::sort_rows(lists, threads());
   return lists;
