@@ -90,6 +90,11 @@ class EngineBase {
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
   virtual void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const;
+  /// Row q of `out`: the indices of the indexed points within `radius` of queries[q], no
+  /// distances (every member of `out` is overwritten). The default counts, then fills, one
+  /// ball_indices() per query and pass.
+  virtual void cross_lists(std::span<const Position> queries, double radius,
+                           NeighborLists& out) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
   virtual void pair_output(double radius, PairOutput& out) const;
   /// The pairs as a PairList, with distances when asked. The default takes pair_output() without

@@ -1,6 +1,8 @@
 // Generic results built on an engine's pairs-once primitive (count, prefix sums, fill: the
 // counting-sort pattern of the seeds), and the engine factory.
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "engine_base.hpp"
@@ -57,6 +59,36 @@ void EngineBase<Dim, T>::ball_indices(const Position& center, double radius,
   HitSink sink(visit);
   ball(center, radius, sink);
   sink.flush();
+}
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::cross_lists(std::span<const Position> queries, double radius,
+                                     NeighborLists& out) const {
+  const auto m = static_cast<std::int64_t>(queries.size());
+  out.offsets.assign(queries.size() + 1, 0);
+  out.distances.clear();
+  // Count, prefix sums, fill: two passes so threads write disjoint rows without locks. Each
+  // thread collects a query's neighbors in one vector, reused.
+#pragma omp parallel num_threads(context_.threads)
+  {
+    std::vector<index_t> found;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t q = 0; q < m; ++q) {
+      ball_indices(queries[q], radius, found);
+      out.offsets[q + 1] = found.size();
+    }
+  }
+  std::partial_sum(out.offsets.begin(), out.offsets.end(), out.offsets.begin());
+  sized_for_overwrite(out.indices, out.offsets.back());
+#pragma omp parallel num_threads(context_.threads)
+  {
+    std::vector<index_t> found;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t q = 0; q < m; ++q) {
+      ball_indices(queries[q], radius, found);
+      std::copy(found.begin(), found.end(), out.indices.begin() + out.offsets[q]);
+    }
+  }
 }
 
 template <int Dim, class T>

@@ -240,32 +240,29 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
     return p;
   };
   NeighborLists lists;
-  lists.offsets.assign(queries.size() + 1, 0);
-  // Count, prefix sums, fill: two passes so threads write disjoint rows without locks. Each
-  // thread collects a query's neighbors in one vector, reused (no distances unless asked).
+  if (!options.with_distances) {
+    std::vector<Position> positions(queries.size());
+#pragma omp parallel for schedule(static) num_threads(threads())
+    for (std::int64_t q = 0; q < m; ++q) positions[q] = position(q);
+    engine_->cross_lists(positions, r, lists);
+  } else {
+    // Count, prefix sums, fill, with the engine's distances (a periodic index measures across
+    // the box).
+    lists.offsets.assign(queries.size() + 1, 0);
 #pragma omp parallel num_threads(threads())
-  {
-    std::vector<index_t> found;
+    {
+      std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)
-    for (std::int64_t q = 0; q < m; ++q) {
-      engine_->ball_indices(position(q), r, found);
-      lists.offsets[q + 1] = found.size();
-    }
-  }
-  std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
-  lists.indices.resize(lists.offsets.back());
-  if (options.with_distances) lists.distances.resize(lists.offsets.back());
-#pragma omp parallel num_threads(threads())
-  {
-    std::vector<index_t> found;
-#pragma omp for schedule(dynamic, 256)
-    for (std::int64_t q = 0; q < m; ++q) {
-      if (!options.with_distances) {
+      for (std::int64_t q = 0; q < m; ++q) {
         engine_->ball_indices(position(q), r, found);
-        std::copy(found.begin(), found.end(), lists.indices.begin() + lists.offsets[q]);
-        continue;
+        lists.offsets[q + 1] = found.size();
       }
-      // The engine's distances (a periodic index measures across the box).
+    }
+    std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
+    lists.indices.resize(lists.offsets.back());
+    lists.distances.resize(lists.offsets.back());
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
+    for (std::int64_t q = 0; q < m; ++q) {
       std::size_t cursor = lists.offsets[q];
       auto visit = [&](std::span<const Hit> batch) {
         for (const Hit& h : batch) {

@@ -103,6 +103,28 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
   }
 }
 
+TEST_P(EngineTest, CrossManyQueries) {
+  // Enough query positions for several parallel work units of a batched cross search, inside
+  // the points' box, around it and far outside; rows compared as sets with the oracle's balls.
+  const auto d = datasets::uniform<3>(6000, 12.0, 1.1, 21);
+  std::mt19937_64 g(22);
+  std::uniform_real_distribution<double> around(-3.0, 15.0);
+  std::vector<double> queries;
+  for (int q = 0; q < 5000; ++q) {
+    for (int k = 0; k < 3; ++k) queries.push_back(q % 97 == 0 ? 1e6 : around(g));
+  }
+  const spatialhash::Index<3, double> index(std::span<const double>(d.xyz), d.radius, GetParam());
+  const auto lists = index.cross(spatialhash::PointsView<3, double>(queries.data(), 5000));
+  ASSERT_EQ(lists.size(), 5000u);
+  for (std::size_t q = 0; q < 5000; ++q) {
+    std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
+                                 lists.indices.begin() + lists.offsets[q + 1]);
+    std::sort(row.begin(), row.end());
+    const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
+    ASSERT_EQ(row, oracle::ball<3>(d.xyz, center, d.radius)) << "cross row " << q;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),
                          engine_case_label);
 

@@ -2,6 +2,7 @@
 // per-position-radius ball queries that Index has no array form for.
 #include "any_index.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -41,6 +42,7 @@ class TypedIndex final : public AnyIndex {
                       bool sorted) const override {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
+    if (same_radius(radii)) return index_.cross(positions, {.radius = radii[0], .sorted = sorted});
     std::vector<std::vector<index_t>> rows(positions.size());
     for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center,
                                  std::vector<index_t>& found) {
@@ -62,6 +64,13 @@ class TypedIndex final : public AnyIndex {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
     std::vector<index_t> counts(positions.size());
+    if (same_radius(radii)) {
+      const NeighborLists lists = index_.cross(positions, {.radius = radii[0]});
+      for (std::size_t q = 0; q < counts.size(); ++q) {
+        counts[q] = static_cast<index_t>(lists.offsets[q + 1] - lists.offsets[q]);
+      }
+      return counts;
+    }
     for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center,
                                  std::vector<index_t>& found) {
       index_.ball(center, radii[q], found);
@@ -117,6 +126,13 @@ class TypedIndex final : public AnyIndex {
       box.upper[k] = box.periodic[k] ? boxsize[k] : 0.0;
     }
     return Index<Dim, T>(coords, radius, box, options);
+  }
+
+  /// Whether every query has the same radius: then the index's batched cross query serves them
+  /// (queries sorted by cell, each cell's stencil gathered once).
+  static bool same_radius(std::span<const double> radii) {
+    return !radii.empty() &&
+           std::all_of(radii.begin(), radii.end(), [&](double r) { return r == radii[0]; });
   }
 
   /// Names the first bad position or radius before any search starts.

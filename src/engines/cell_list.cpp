@@ -25,7 +25,9 @@
 #include "../engine_base.hpp"
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
+#include "../morton.hpp"
 #include "../prefix_sum.hpp"
+#include "../radix_sort.hpp"
 #include "../simd/block_filter.hpp"
 #include "../threads.hpp"
 #include "cell_list_layout.hpp"
@@ -208,84 +210,90 @@ class CellList final : public EngineBase<Dim, T> {
 
   void neighbor_lists(double radius, bool with_distances, NeighborLists& lists) const override {
     const Search search{band_for(radius), radius * radius};
-    const std::size_t n = layout_.size();
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
+    collect_rows(
+        blocks, layout_.order, layout_.size(), estimated_list_entries(search, Stencil::full),
+        [&](std::int64_t b) {
+          return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
+        },
+        [&](std::int64_t b, CellWork<Dim>& work, auto&& emit) {
+          search_block(b, Stencil::full, Ids::original, search, work, emit);
+        },
+        with_distances, lists);
+  }
+
+  /// Queries sorted by cell (Z-order), so that each cell's stencil is gathered once for all its
+  /// queries and tested against them kBlockQueries at a time, as in neighbor_lists().
+  void cross_lists(std::span<const Position> queries, double radius,
+                   NeighborLists& lists) const override {
+    const Search search{band_for(radius), radius * radius};
+    const std::size_t m = queries.size();
     const int threads = this->context_.threads;
-    // Each thread appends the rows of the blocks it takes to its own buffer; a block's rows are
-    // contiguous there, at block_begin[b] of buffer block_thread[b].
-    std::vector<Buffer<index_t>> found(static_cast<std::size_t>(threads));
-    std::vector<std::size_t> block_begin(static_cast<std::size_t>(blocks));
-    std::vector<int> block_thread(static_cast<std::size_t>(blocks));
-    ResultVector<std::uint32_t> row_length;  // per sorted position; every one is written
-    sized_for_overwrite(row_length, n);
-    // Each buffer starts with room for its share of the estimated total plus a margin, in huge
-    // pages (growable_buffer.hpp): a thread that needs more grows by realloc, in small pages. A
-    // sample can overshoot: the first reservation stops at kMaxShare entries (1 GiB; pages never
-    // touched cost nothing, but a larger request could fail outright).
-    constexpr std::size_t kMaxShare = std::size_t{1} << 28;
-    const std::size_t share =
-        std::min(kMaxShare, estimated_list_entries(search, Stencil::full) * 5 / 4 /
-                                    static_cast<std::size_t>(threads) +
-                                (std::size_t{1} << 16));
-#pragma omp parallel num_threads(threads)
+    // The lattice cell of each query on it (queries off it have no neighbors and no slot), and
+    // a Z-order key of that cell, clamped onto the lattice (the key only groups queries).
+    const int bits = CellListLayout<Dim>::axis_bits(grid_);
+    const int shift = std::max(0, bits - kMortonBitsPerAxis<Dim>);
+    ResultVector<std::uint8_t> on_lattice;
+    sized_for_overwrite(on_lattice, m);
+    ResultVector<std::uint64_t> all_keys;
+    sized_for_overwrite(all_keys, m);
+    const auto signed_m = static_cast<std::int64_t>(m);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t q = 0; q < signed_m; ++q) {
+      Cell<Dim> cell;
+      on_lattice[q] = layout_.size() > 0 && grid_.cell_of_position(queries[q], cell);
+      typename CellListLayout<Dim>::CellCoord c{};
+      for (int k = 0; k < Dim; ++k) {
+        c[k] =
+            static_cast<std::uint32_t>(std::clamp<std::int64_t>(cell[k], 0, layout_.dims[k] - 1)) >>
+            shift;
+      }
+      all_keys[q] = on_lattice[q] ? morton_code<Dim>(c) : 0;
+    }
+    ResultVector<std::uint64_t> keys;
+    ResultVector<index_t> query_of;  // slot -> query, sorted by cell below
+    for (std::size_t q = 0; q < m; ++q) {
+      if (!on_lattice[q]) continue;
+      keys.push_back(all_keys[q]);
+      query_of.push_back(static_cast<index_t>(q));
+    }
     {
-      const int t = thread_id();
-      Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
-      out.reserve_more(share);
-      advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
-      CellWork<Dim> work;
-#pragma omp for schedule(dynamic, 1)
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        block_begin[b] = out.size();
-        block_thread[b] = t;
-        search_block(b, Stencil::full, Ids::original, search, work,
-                     [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t length) {
-                       // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
-                       copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
-                       out.grow(length);
-                       row_length[s] = length;
-                     });
-      }
+      ResultVector<std::uint64_t> scratch_keys;
+      ResultVector<index_t> scratch_values;
+      radix_sort_pairs(keys, query_of, Dim * (bits - shift), threads, scratch_keys, scratch_values);
     }
-    lists.offsets.resize(n + 1);
-    lists.offsets[0] = 0;
-    const auto signed_n = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t s = 0; s < signed_n; ++s) {
-      lists.offsets[layout_.order[s] + 1] = row_length[s];
-    }
-    parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
-    sized_for_overwrite(lists.indices, lists.offsets[n]);
-    sized_for_overwrite(lists.distances, with_distances ? lists.offsets[n] : 0);
-    // Where each row goes, by sorted position: scattered reads, but independent ones that the
-    // processor overlaps (in the copy below they would sit in a chain before each store).
-    ResultVector<std::size_t> row_start;
-    sized_for_overwrite(row_start, n);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t s = 0; s < signed_n; ++s) row_start[s] = lists.offsets[layout_.order[s]];
-    const auto& points = this->context_.points;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (std::int64_t b = 0; b < blocks; ++b) {
-      const index_t* source =
-          found[static_cast<std::size_t>(block_thread[b])].data() + block_begin[b];
-      const std::uint32_t first = layout_.cell_start[blocks_[b]];
-      const std::uint32_t last = layout_.cell_start[blocks_[b + 1]];
-      // Rows land at scattered places: the destination kAhead rows on is prefetched for
-      // writing, so the misses overlap.
-      constexpr std::uint32_t kAhead = 8;
-      for (std::uint32_t s = first; s < last; ++s) {
-        if (s + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[s + kAhead], 1);
-        const index_t i = layout_.order[s];
-        const std::size_t dst = row_start[s];
-        copy_exact(lists.indices.data() + dst, source, row_length[s]);
-        if (with_distances) {
-          for (std::uint32_t k = 0; k < row_length[s]; ++k) {
-            lists.distances[dst + k] = std::sqrt(distance_squared(points, i, source[k]));
+    constexpr std::uint32_t kUnit = 1024;  // sorted queries per unit of parallel work
+    const auto slots = static_cast<std::uint32_t>(query_of.size());
+    const std::int64_t units = (slots + kUnit - 1) / kUnit;
+    // The estimate: the neighbor lists' mean row length times the queries (a rough guess; a
+    // buffer that needs more grows).
+    const std::size_t estimate =
+        layout_.size() == 0
+            ? 0
+            : estimated_list_entries(search, Stencil::full) / layout_.size() * slots;
+    collect_rows(
+        units, query_of, m, estimate,
+        [&](std::int64_t u) {
+          return std::pair{static_cast<std::uint32_t>(u * kUnit),
+                           std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit))};
+        },
+        [&](std::int64_t u, CellWork<Dim>& work, auto&& emit) {
+          const std::uint32_t last = std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit));
+          std::uint32_t t = static_cast<std::uint32_t>(u * kUnit);
+          while (t < last) {
+            // A run of queries in one cell shares the gathered stencil.
+            Cell<Dim> cell{}, next{};
+            grid_.cell_of_position(queries[query_of[t]], cell);
+            std::uint32_t end = t + 1;
+            while (end < last && grid_.cell_of_position(queries[query_of[end]], next) &&
+                   next == cell) {
+              ++end;
+            }
+            search_queries(cell, queries, query_of.data() + t, end - t, t, search, work, emit);
+            t = end;
           }
-        }
-        source += row_length[s];
-      }
-    }
+        },
+        false, lists);
   }
 
   /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
@@ -363,6 +371,132 @@ class CellList final : public EngineBase<Dim, T> {
           const double d2 = distance_squared(points, border[k], center);
           if (d2 <= r2) emit(border[k], d2);
         }
+      }
+    }
+  }
+
+  /// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
+  /// the threads dynamically; unit u covers the slots [slots_of(u).first, .second) and
+  /// run(u, work, emit) must call emit(slot, ids, count) once for each of them, in order. Slot
+  /// t's row is row row_of[t] of `lists` (rows that no slot covers stay empty). Rows go to
+  /// per-thread buffers, each reserved for its share of `estimate` entries plus a margin in huge
+  /// pages (growable_buffer.hpp; a thread that needs more grows by realloc, in small pages; a
+  /// first reservation stops at kMaxShare entries, 1 GiB, since a sample can overshoot), and are
+  /// then copied once into place. With distances, row_of[t] must be an indexed point.
+  template <class SlotsOf, class Run>
+  void collect_rows(std::int64_t units, std::span<const index_t> row_of, std::size_t rows,
+                    std::size_t estimate, SlotsOf slots_of, Run run, bool with_distances,
+                    NeighborLists& lists) const {
+    const int threads = this->context_.threads;
+    const std::size_t slots = row_of.size();
+    // A unit's rows are contiguous in its thread's buffer, at unit_begin[u] of unit_thread[u].
+    std::vector<Buffer<index_t>> found(static_cast<std::size_t>(threads));
+    std::vector<std::size_t> unit_begin(static_cast<std::size_t>(units));
+    std::vector<int> unit_thread(static_cast<std::size_t>(units));
+    ResultVector<std::uint32_t> row_length;  // per slot; every one is written
+    sized_for_overwrite(row_length, slots);
+    constexpr std::size_t kMaxShare = std::size_t{1} << 28;
+    const std::size_t share = std::min(
+        kMaxShare, estimate * 5 / 4 / static_cast<std::size_t>(threads) + (std::size_t{1} << 16));
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = thread_id();
+      Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
+      out.reserve_more(share);
+      advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
+      CellWork<Dim> work;
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t u = 0; u < units; ++u) {
+        unit_begin[u] = out.size();
+        unit_thread[u] = t;
+        run(u, work, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+          // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
+          copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
+          out.grow(length);
+          row_length[slot] = length;
+        });
+      }
+    }
+    if (slots < rows) {
+      lists.offsets.assign(rows + 1, 0);
+    } else {
+      lists.offsets.resize(rows + 1);
+      lists.offsets[0] = 0;
+    }
+    const auto signed_slots = static_cast<std::int64_t>(slots);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t t = 0; t < signed_slots; ++t) lists.offsets[row_of[t] + 1] = row_length[t];
+    parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
+    sized_for_overwrite(lists.indices, lists.offsets[rows]);
+    sized_for_overwrite(lists.distances, with_distances ? lists.offsets[rows] : 0);
+    // Where each row goes, by slot: scattered reads, but independent ones that the processor
+    // overlaps (in the copy below they would sit in a chain before each store).
+    ResultVector<std::size_t> row_start;
+    sized_for_overwrite(row_start, slots);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
+    const auto& points = this->context_.points;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t u = 0; u < units; ++u) {
+      const index_t* source =
+          found[static_cast<std::size_t>(unit_thread[u])].data() + unit_begin[u];
+      const auto [first, last] = slots_of(u);
+      // Rows land at scattered places: the destination kAhead rows on is prefetched for
+      // writing, so the misses overlap.
+      constexpr std::uint32_t kAhead = 8;
+      for (std::uint32_t t = first; t < last; ++t) {
+        if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
+        const std::size_t dst = row_start[t];
+        copy_exact(lists.indices.data() + dst, source, row_length[t]);
+        if (with_distances) {
+          for (std::uint32_t k = 0; k < row_length[t]; ++k) {
+            lists.distances[dst + k] = std::sqrt(distance_squared(points, row_of[t], source[k]));
+          }
+        }
+        source += row_length[t];
+      }
+    }
+  }
+
+  /// Searches `count` query positions, all in lattice cell `cell`: queries[query_of[0 .. count)],
+  /// reported to emit as slots first_slot, first_slot + 1, ... (no self exclusion).
+  template <class Emit>
+  void search_queries(const Cell<Dim>& cell, std::span<const Position> queries,
+                      const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
+                      const Search& search, CellWork<Dim>& work, Emit&& emit) const {
+    std::array<Range, kStencil> ranges;
+    const int found = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
+    Gathered<Dim>& g = work.g;
+    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), g,
+           Ids::original);
+    const std::size_t stride = g.size + kFilterSlack;
+    work.sure.clear();
+    work.border.clear();
+    BlockOutput out{work.sure.reserve_more(stride * kBlockQueries),
+                    work.border.reserve_more(stride * kBlockQueries), stride};
+    const SoaView<Dim> candidates = g.view();
+    const auto& points = this->context_.points;
+    QueryBlock<Dim> block;
+    for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
+      block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
+      for (int q = 0; q < block.count; ++q) {
+        const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
+        for (int k = 0; k < Dim; ++k) {
+          block.position[q][k] = static_cast<float>(center[k] - grid_.origin[k]);
+        }
+        block.skip[q] = kSkipNone;
+      }
+      filter_(candidates, 0, static_cast<std::uint32_t>(g.size), block, search.band, out);
+      for (int q = 0; q < block.count; ++q) {
+        const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
+        std::uint32_t* row = out.sure + static_cast<std::size_t>(q) * stride;
+        const std::uint32_t* border = out.border + static_cast<std::size_t>(q) * stride;
+        std::uint32_t kept = out.sure_count[q];
+        for (std::uint32_t k = 0; k < out.border_count[q]; ++k) {
+          if (distance_squared(points, border[k], center) <= search.r2) row[kept++] = border[k];
+        }
+        emit(first_slot + p0 + static_cast<std::uint32_t>(q),
+             static_cast<const std::uint32_t*>(row), kept);
       }
     }
   }
