@@ -8,8 +8,11 @@
 // (float_band.hpp), so results are exact.
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
-// a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays.
-// Pairs are counted per block first, then written straight to their final place (pair_output).
+// a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
+// (collect_rows). Pairs go to a resizable output in one search, each block claiming the next free
+// range with an atomic cursor; to a fixed-size output, counted per block first, then written at
+// their offsets (pair_output). Cross queries are sorted by cell and searched like the points of
+// a cell, against its gathered stencil (cross_lists).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
