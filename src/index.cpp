@@ -3,8 +3,10 @@
 #include "spatialhash/index.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 
 #include "engine_base.hpp"
@@ -239,42 +241,36 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
     for (int k = 0; k < Dim; ++k) p[k] = queries.coord(q, k);
     return p;
   };
-  NeighborLists lists;
-  if (!options.with_distances) {
-    std::vector<Position> positions(queries.size());
+  std::vector<Position> positions(queries.size());
 #pragma omp parallel for schedule(static) num_threads(threads())
-    for (std::int64_t q = 0; q < m; ++q) positions[q] = position(q);
-    engine_->cross_lists(positions, r, lists);
-  } else {
-    // Count, prefix sums, fill, with the engine's distances (a periodic index measures across
-    // the box).
-    lists.offsets.assign(queries.size() + 1, 0);
-#pragma omp parallel num_threads(threads())
-    {
-      std::vector<index_t> found;
-#pragma omp for schedule(dynamic, 256)
-      for (std::int64_t q = 0; q < m; ++q) {
-        engine_->ball_indices(position(q), r, found);
-        lists.offsets[q + 1] = found.size();
-      }
-    }
-    std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
-    lists.indices.resize(lists.offsets.back());
+  for (std::int64_t q = 0; q < m; ++q) positions[q] = position(q);
+  NeighborLists lists;
+  engine_->cross_lists(positions, r, lists);
+  if (options.with_distances) {
+    // Each row again, from a ball query that carries the engine's distances (a periodic index
+    // measures across the box): the same neighbors, so the row's room fits them exactly.
     lists.distances.resize(lists.offsets.back());
+    std::atomic<bool> same = true;
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
     for (std::int64_t q = 0; q < m; ++q) {
       std::size_t cursor = lists.offsets[q];
       auto visit = [&](std::span<const Hit> batch) {
         for (const Hit& h : batch) {
+          if (cursor == lists.offsets[q + 1]) {
+            same = false;
+            return;
+          }
           lists.indices[cursor] = h.index;
           lists.distances[cursor] = std::sqrt(h.distance_squared);
           ++cursor;
         }
       };
       detail::HitSink sink(visit);
-      engine_->ball(position(q), r, sink);
+      engine_->ball(positions[q], r, sink);
       sink.flush();
+      if (cursor != lists.offsets[q + 1]) same = false;
     }
+    if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
   }
   if (options.sorted) detail::sort_rows(lists, threads());
   return lists;

@@ -295,6 +295,20 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                                     cross_f.indices.begin() + cross_f.offsets[q + 1]);
       ASSERT_EQ(rowf, oracle::ball<Dim>(exact, pf, r)) << "float cross row " << q;
     }
+    // With distances: the same rows, each entry with its exact distance.
+    const auto with_d = index.cross(spatialhash::PointsView<Dim, double>(qd.data(), probes.size()),
+                                    {.sorted = true, .with_distances = true});
+    ASSERT_EQ(with_d.offsets, cross_d.offsets);
+    ASSERT_EQ(with_d.indices, cross_d.indices);
+    ASSERT_EQ(with_d.distances.size(), with_d.indices.size());
+    for (std::size_t q = 0; q < probes.size(); ++q) {
+      for (std::size_t e = with_d.offsets[q]; e < with_d.offsets[q + 1]; ++e) {
+        const std::size_t j = with_d.indices[e];
+        ASSERT_EQ(with_d.distances[e],
+                  std::sqrt(oracle::distance_squared<Dim>(&exact[j * Dim], &qd[q * Dim])))
+            << "cross distance of query " << q << " to " << j;
+      }
+    }
   }
 }
 

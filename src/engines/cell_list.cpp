@@ -283,17 +283,19 @@ class CellList final : public EngineBase<Dim, T> {
         [&](std::int64_t u, CellWork<Dim>& work, auto&& emit) {
           const std::uint32_t last = std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit));
           std::uint32_t t = static_cast<std::uint32_t>(u * kUnit);
+          // A run of queries in one cell shares the gathered stencil. (Every slot's query is
+          // on the lattice: cell_of_position succeeds.)
+          Cell<Dim> cell{}, next{};
+          grid_.cell_of_position(queries[query_of[t]], cell);
           while (t < last) {
-            // A run of queries in one cell shares the gathered stencil.
-            Cell<Dim> cell{}, next{};
-            grid_.cell_of_position(queries[query_of[t]], cell);
             std::uint32_t end = t + 1;
-            while (end < last && grid_.cell_of_position(queries[query_of[end]], next) &&
-                   next == cell) {
-              ++end;
+            for (; end < last; ++end) {
+              grid_.cell_of_position(queries[query_of[end]], next);
+              if (next != cell) break;
             }
             search_queries(cell, queries, query_of.data() + t, end - t, t, search, work, emit);
             t = end;
+            cell = next;
           }
         },
         false, lists);
@@ -469,39 +471,28 @@ class CellList final : public EngineBase<Dim, T> {
                       const Search& search, CellWork<Dim>& work, Emit&& emit) const {
     std::array<Range, kStencil> ranges;
     const int found = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
-    Gathered<Dim>& g = work.g;
-    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), g,
+    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), work.g,
            Ids::original);
-    const std::size_t stride = g.size + kFilterSlack;
-    work.sure.clear();
-    work.border.clear();
-    BlockOutput out{work.sure.reserve_more(stride * kBlockQueries),
-                    work.border.reserve_more(stride * kBlockQueries), stride};
-    const SoaView<Dim> candidates = g.view();
     const auto& points = this->context_.points;
-    QueryBlock<Dim> block;
-    for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
-      block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
-      for (int q = 0; q < block.count; ++q) {
-        const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
-        for (int k = 0; k < Dim; ++k) {
-          block.position[q][k] = static_cast<float>(center[k] - grid_.origin[k]);
-        }
-        block.skip[q] = kSkipNone;
-      }
-      filter_(candidates, 0, static_cast<std::uint32_t>(g.size), block, search.band, out);
-      for (int q = 0; q < block.count; ++q) {
-        const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
-        std::uint32_t* row = out.sure + static_cast<std::size_t>(q) * stride;
-        const std::uint32_t* border = out.border + static_cast<std::size_t>(q) * stride;
-        std::uint32_t kept = out.sure_count[q];
-        for (std::uint32_t k = 0; k < out.border_count[q]; ++k) {
-          if (distance_squared(points, border[k], center) <= search.r2) row[kept++] = border[k];
-        }
-        emit(first_slot + p0 + static_cast<std::uint32_t>(q),
-             static_cast<const std::uint32_t*>(row), kept);
-      }
-    }
+    filter_gathered(
+        work, false, count, search,
+        [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+          block.after = false;
+          for (int q = 0; q < block.count; ++q) {
+            const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
+            for (int k = 0; k < Dim; ++k) {
+              block.position[q][k] = static_cast<float>(center[k] - grid_.origin[k]);
+            }
+            block.skip[q] = kSkipNone;
+          }
+          return std::uint32_t{0};
+        },
+        [&](std::uint32_t p, std::uint32_t id) {
+          return distance_squared(points, id, queries[query_of[p]]) <= search.r2;
+        },
+        [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
+          emit(first_slot + p, row, kept);
+        });
   }
 
   /// The one-search path of pair_output() (resizable outputs).
@@ -724,41 +715,61 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Emit>
   void search_cell(std::uint32_t c, Stencil stencil, Ids ids, const Search& search,
                    CellWork<Dim>& work, Emit&& emit) const {
-    Gathered<Dim>& g = work.g;
-    const std::uint32_t own = gather_stencil(c, stencil, ids, g);
+    const std::uint32_t own = gather_stencil(c, stencil, ids, work.g);
+    const std::uint32_t first = layout_.cell_start[c];
+    const auto& points = this->context_.points;
+    const bool after = stencil == Stencil::half;
+    filter_gathered(
+        work, ids == Ids::none, own, search,
+        [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+          // The cell's own points come first in g: point p of the cell is candidate p.
+          block.after = after;
+          for (int q = 0; q < block.count; ++q) {
+            for (int k = 0; k < Dim; ++k) block.position[q][k] = layout_.axis[k][first + p0 + q];
+            block.skip[q] = p0 + static_cast<std::uint32_t>(q);
+          }
+          return after ? p0 + 1 : 0;
+        },
+        [&](std::uint32_t p, std::uint32_t id) {
+          const index_t other = ids == Ids::original ? id : layout_.order[id];
+          return distance_squared(points, layout_.order[first + p], other) <= search.r2;
+        },
+        [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t count) {
+          emit(first + p, row, count);
+        });
+  }
+
+  /// The filter loop of every cell search: `count` queries against the candidates gathered in
+  /// work.g, kBlockQueries per filter call. setup(p0, block) fills in the block of queries p0, p0
+  /// + 1, ... (block.count is set) and returns the first candidate to test; a borderline
+  /// candidate `id` of query p is kept when within(p, id) (the double rule); emit(p, row, count)
+  /// then gets query p's neighbors (row is null in a count search, count_only).
+  template <class Setup, class Within, class Emit>
+  void filter_gathered(CellWork<Dim>& work, bool count_only, std::uint32_t count,
+                       const Search& search, Setup&& setup, Within&& within, Emit&& emit) const {
+    const Gathered<Dim>& g = work.g;
     const std::size_t stride = g.size + kFilterSlack;
     work.sure.clear();
     work.border.clear();
-    const bool count_only = ids == Ids::none;
     BlockOutput out{count_only ? nullptr : work.sure.reserve_more(stride * kBlockQueries),
                     work.border.reserve_more(stride * kBlockQueries), stride};
     const SoaView<Dim> candidates = g.view();
-    const std::uint32_t first = layout_.cell_start[c];
-    const auto& points = this->context_.points;
     QueryBlock<Dim> block;
-    block.after = stencil == Stencil::half;
-    for (std::uint32_t p0 = 0; p0 < own; p0 += kBlockQueries) {
-      // The cell's own points come first in g: point p of the cell is candidate p.
-      block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, own - p0));
-      for (int q = 0; q < block.count; ++q) {
-        for (int k = 0; k < Dim; ++k) block.position[q][k] = layout_.axis[k][first + p0 + q];
-        block.skip[q] = p0 + static_cast<std::uint32_t>(q);
-      }
-      const std::uint32_t from = block.after ? p0 + 1 : 0;
+    for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
+      block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
+      const std::uint32_t from = setup(p0, block);
       filter_(candidates, from, static_cast<std::uint32_t>(g.size), block, search.band, out);
       for (int q = 0; q < block.count; ++q) {
-        const std::uint32_t s = first + p0 + static_cast<std::uint32_t>(q);
-        const index_t self = layout_.order[s];
+        const std::uint32_t p = p0 + static_cast<std::uint32_t>(q);
         std::uint32_t* row = count_only ? nullptr : out.sure + static_cast<std::size_t>(q) * stride;
         const std::uint32_t* border = out.border + static_cast<std::size_t>(q) * stride;
-        std::uint32_t count = out.sure_count[q];
+        std::uint32_t kept = out.sure_count[q];
         for (std::uint32_t k = 0; k < out.border_count[q]; ++k) {
-          const index_t other = ids == Ids::original ? border[k] : layout_.order[border[k]];
-          if (distance_squared(points, self, other) > search.r2) continue;
-          if (!count_only) row[count] = border[k];
-          ++count;
+          if (!within(p, border[k])) continue;
+          if (!count_only) row[kept] = border[k];
+          ++kept;
         }
-        emit(s, static_cast<const std::uint32_t*>(row), count);
+        emit(p, static_cast<const std::uint32_t*>(row), kept);
       }
     }
   }

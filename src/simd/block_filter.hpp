@@ -104,20 +104,28 @@ struct RowCursors {
   }
 };
 
-/// Calls kernel.template operator()<Q>() with Q = count (1 ..= kBlockQueries): the SIMD filters
-/// are written for a fixed number of queries, fully unrolled.
-template <class Kernel>
-void for_query_count(int count, Kernel&& kernel) {
+/// Calls kernel.template operator()<Q, kStoreSure>() with Q = queries.count (1 ..= kBlockQueries)
+/// and kStoreSure = whether `out` has sure rows: the SIMD filters are written for a fixed number
+/// of queries, fully unrolled, with or without the sure rows' compress and store.
+template <int Dim, class Kernel>
+void for_filter_variant(const QueryBlock<Dim>& queries, const BlockOutput& out, Kernel&& kernel) {
   static_assert(kBlockQueries == 4);
-  switch (count) {
-    case 1:
-      return kernel.template operator()<1>();
-    case 2:
-      return kernel.template operator()<2>();
-    case 3:
-      return kernel.template operator()<3>();
-    default:
-      return kernel.template operator()<4>();
+  const auto with_queries = [&]<bool kStoreSure>() {
+    switch (queries.count) {
+      case 1:
+        return kernel.template operator()<1, kStoreSure>();
+      case 2:
+        return kernel.template operator()<2, kStoreSure>();
+      case 3:
+        return kernel.template operator()<3, kStoreSure>();
+      default:
+        return kernel.template operator()<4, kStoreSure>();
+    }
+  };
+  if (out.sure != nullptr) {
+    with_queries.template operator()<true>();
+  } else {
+    with_queries.template operator()<false>();
   }
 }
 

@@ -100,12 +100,8 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
 template <int Dim>
 void block_filter_avx2(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                        const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
-  for_query_count(queries.count, [&]<int Q>() {
-    if (out.sure != nullptr) {
-      filter_queries<Dim, Q, true>(points, begin, end, queries, band, out);
-    } else {
-      filter_queries<Dim, Q, false>(points, begin, end, queries, band, out);
-    }
+  for_filter_variant(queries, out, [&]<int Q, bool kStoreSure>() {
+    filter_queries<Dim, Q, kStoreSure>(points, begin, end, queries, band, out);
   });
 }
 
