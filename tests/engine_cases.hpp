@@ -1,6 +1,8 @@
 // The engine configurations every oracle test runs: each engine with its defaults, plus cell_list
-// with cells of edge r/2 (a 5^Dim stencil), so both lattices of the default engine are covered,
-// and cell_list at each SIMD level below the best (AVX2, scalar), so every filter is covered.
+// with cells of edge r/2 (a 5^Dim stencil) and with cells of edge r never coarsened (sparse sets
+// then keep a hash-table lattice: the grouped search's lookups off the dense array), so every
+// lattice of the default engine is covered, and cell_list at each SIMD level below the best
+// (AVX2, scalar), so every filter is covered.
 #pragma once
 
 #include <string>
@@ -13,6 +15,7 @@
 inline std::vector<spatialhash::Options> engine_cases() {
   std::vector<spatialhash::Options> cases;
   for (spatialhash::Engine engine : spatialhash::all_engines()) cases.push_back({.engine = engine});
+  cases.push_back({.engine = spatialhash::Engine::cell_list, .cell_subdivision = 1});
   cases.push_back({.engine = spatialhash::Engine::cell_list, .cell_subdivision = 2});
   // The default engine at each lower SIMD level this machine runs (automatic is the best one).
   for (spatialhash::Simd level : {spatialhash::Simd::avx2, spatialhash::Simd::scalar}) {

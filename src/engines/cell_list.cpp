@@ -3,9 +3,12 @@
 // Points are reordered by cell along a Z-order curve into a float structure-of-arrays copy
 // (cell_list_layout.hpp). A search walks the cells; each cell gathers its own points and then the
 // contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
-// cell are tested against them kBlockQueries at a time with a SIMD block filter. Candidates whose
-// float distance falls in the rounding band around r are re-decided with the double rule
-// (float_band.hpp), so results are exact.
+// cell are tested against them kBlockQueries at a time with a SIMD block filter. Full-stencil
+// searches (neighbor lists) take the cells of one parent cell together (search_group): their
+// stencils share most cells, so the union is looked up and gathered once, in copies arranged so
+// that each cell's stencil is still one contiguous range. Candidates whose float distance falls
+// in the rounding band around r are re-decided with the double rule (float_band.hpp), so results
+// are exact.
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
@@ -104,6 +107,27 @@ struct CellWork {
   Buffer<std::uint32_t> sure, border;
 };
 
+/// For search_group(): per copy (a bit per axis before the last) and per position t of a row's
+/// cross-section (3^(Dim-1) cells, x fastest), the union cell's index within a row of a union of
+/// `side` cells per axis: along each axis k before the last, coordinate (copy's bit k) + (t's
+/// base-3 digit k).
+template <int Dim>
+constexpr auto group_cross_sections(int side) {
+  std::array<std::array<int, Dim == 2 ? 3 : 9>, 1 << (Dim - 1)> table{};
+  for (int copy = 0; copy < (1 << (Dim - 1)); ++copy) {
+    for (int t = 0; t < (Dim == 2 ? 3 : 9); ++t) {
+      int cell = 0, digits = t, scale = 1;
+      for (int k = 0; k < Dim - 1; ++k) {
+        cell += (((copy >> k) & 1) + digits % 3) * scale;
+        digits /= 3;
+        scale *= side;
+      }
+      table[static_cast<std::size_t>(copy)][static_cast<std::size_t>(t)] = cell;
+    }
+  }
+  return table;
+}
+
 template <int Dim, class T>
 class CellList final : public EngineBase<Dim, T> {
  public:
@@ -112,6 +136,12 @@ class CellList final : public EngineBase<Dim, T> {
   /// Largest stencil: 5^Dim cells (cells of edge r/2).
   static constexpr int kStencil = Dim == 2 ? 25 : 125;
   static constexpr std::uint32_t kBlockPoints = 4096;
+  /// A group (search_group): the cells of one parent cell; their stencils' union is kGroupSide
+  /// cells along each axis.
+  static constexpr int kGroupSide = 4;
+  static constexpr int kGroupCells = Dim == 2 ? 16 : 64;
+  /// filter_gathered() tests the gathered candidates up to this index: all of them.
+  static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
   static constexpr int kDefaultSubdivision = 1;
   /// update() rebuilds when more than this fraction of the points changed cell (measured:
@@ -243,7 +273,7 @@ class CellList final : public EngineBase<Dim, T> {
     const auto signed_m = static_cast<std::int64_t>(m);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t q = 0; q < signed_m; ++q) {
-      Cell<Dim> cell;
+      Cell<Dim> cell{};
       on_lattice[q] = layout_.size() > 0 && grid_.cell_of_position(queries[q], cell);
       typename CellListLayout<Dim>::CellCoord c{};
       for (int k = 0; k < Dim; ++k) {
@@ -703,10 +733,148 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
+    if (stencil == Stencil::full && ids == Ids::original && grid_.reach == 1) {
+      for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1];) {
+        std::uint32_t end = c + 1;
+        while (end < blocks_[b + 1] && same_parent(c, end)) ++end;
+        search_group(c, end, search, work, emit);
+        c = end;
+      }
+      return;
+    }
     for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
       search_cell(c, stencil, ids, search, work, emit);
     }
   }
+
+  /// Whether cells a and b have the same parent (coordinates halved): they belong to one group.
+  bool same_parent(std::uint32_t a, std::uint32_t b) const {
+    for (int k = 0; k < Dim; ++k) {
+      if ((layout_.cell_coord[a][k] >> 1) != (layout_.cell_coord[b][k] >> 1)) return false;
+    }
+    return true;
+  }
+
+  /// Full-stencil search of the cells [first, last), which share one parent cell (a group of up
+  /// to 2^Dim cells, consecutive in Z-order). Their stencils together cover 4^Dim cells, looked
+  /// up once. The candidates are gathered in copies, one per offset of the group's cells along
+  /// the axes before the last (2 copies in 2D, 4 in 3D; only those some cell needs): row z' of a
+  /// copy holds the stencil's cross-section at union coordinate z' along the last axis, its
+  /// 3^(Dim-1) cells x fastest. The stencil of a cell at offset z along the last axis is rows z ..
+  /// z+2 of its copy: one contiguous range, as in search_cell(). A full 3D group gathers 18 cells
+  /// per cell instead of 27, and looks up 8 instead of 27.
+  template <class Emit>
+  void search_group(std::uint32_t first, std::uint32_t last, const Search& search,
+                    CellWork<Dim>& work, Emit&& emit) const {
+    std::array<Range, kGroupCells> unit;
+    {
+      const auto& coord = layout_.cell_coord[first];
+      std::array<std::int64_t, Dim> base;
+      bool interior = !layout_.dense.empty();
+      std::int64_t linear = 0;
+      for (int k = Dim - 1; k >= 0; --k) {
+        base[k] = 2 * static_cast<std::int64_t>(coord[k] >> 1) - 1;
+        interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
+        linear = linear * layout_.dims[k] + base[k];
+      }
+      for (int u = 0; u < kGroupCells; ++u) {
+        std::uint32_t found;
+        if (interior) {
+          found = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
+        } else {
+          Cell<Dim> cell;
+          int rest = u;
+          for (int k = 0; k < Dim; ++k) {
+            cell[k] = base[k] + rest % kGroupSide;
+            rest /= kGroupSide;
+          }
+          found = layout_.find(cell);
+        }
+        unit[u] = found == CellListLayout<Dim>::kNoCell
+                      ? Range{0, 0}
+                      : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+      }
+    }
+    // The copies, as ranges of the layout (touching ones merged), and where each row begins
+    // among the gathered candidates.
+    constexpr int kCopies = 1 << (Dim - 1);
+    constexpr int kCrossSection = Dim == 2 ? 3 : 9;
+    std::array<bool, kCopies> needs_copy{};
+    for (std::uint32_t c = first; c < last; ++c) needs_copy[copy_of(layout_.cell_coord[c])] = true;
+    std::array<Range, kCopies * kGroupSide * kCrossSection> ranges;
+    int count = 0;
+    std::array<std::array<std::uint32_t, kGroupSide + 1>, kCopies> row_begin{};
+    std::uint32_t at = 0;
+    for (int copy = 0; copy < kCopies; ++copy) {
+      if (!needs_copy[copy]) continue;
+      for (int row = 0; row < kGroupSide; ++row) {
+        row_begin[copy][row] = at;
+        for (int t = 0; t < kCrossSection; ++t) {
+          const Range r = unit[section_cell(copy, row, t)];
+          if (r.end == r.begin) continue;
+          if (count > 0 && ranges[count - 1].end == r.begin) {
+            ranges[count - 1].end = r.end;
+          } else {
+            ranges[count++] = r;
+          }
+          at += r.end - r.begin;
+        }
+      }
+      row_begin[copy][kGroupSide] = at;
+    }
+    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(count)), work.g,
+           Ids::original);
+    const auto& points = this->context_.points;
+    for (std::uint32_t c = first; c < last; ++c) {
+      const auto& coord = layout_.cell_coord[c];
+      const int copy = copy_of(coord);
+      const int z = static_cast<int>(coord[Dim - 1] & 1);
+      // The stencil: rows z .. z+2 of the copy. The cell itself is the middle of the middle
+      // row's cross-section: after the kCrossSection / 2 cells before it there.
+      std::uint32_t own = row_begin[copy][z + 1];
+      for (int t = 0; t < kCrossSection / 2; ++t) {
+        const Range r = unit[section_cell(copy, z + 1, t)];
+        own += r.end - r.begin;
+      }
+      const std::uint32_t cell_first = layout_.cell_start[c];
+      filter_gathered(
+          work, false, layout_.cell_start[c + 1] - cell_first, search,
+          [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+            block.after = false;
+            for (int q = 0; q < block.count; ++q) {
+              for (int k = 0; k < Dim; ++k) {
+                block.position[q][k] = layout_.axis[k][cell_first + p0 + q];
+              }
+              block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
+            }
+            return row_begin[copy][z];
+          },
+          [&](std::uint32_t p, std::uint32_t id) {
+            return distance_squared(points, layout_.order[cell_first + p], id) <= search.r2;
+          },
+          [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
+            emit(cell_first + p, row, kept);
+          },
+          row_begin[copy][z + 3]);
+    }
+  }
+
+  /// The copy (search_group) of a cell: its offsets in its group along the axes before the last,
+  /// as bits.
+  static int copy_of(const typename CellListLayout<Dim>::CellCoord& coord) {
+    int copy = 0;
+    for (int k = Dim - 2; k >= 0; --k) copy = copy * 2 + static_cast<int>(coord[k] & 1);
+    return copy;
+  }
+
+  /// The union cell (index into the group's 4^Dim, x fastest) at position t of row `row` of copy
+  /// `copy`: along each axis k before the last, union coordinate (copy's bit k) + (t's base-3
+  /// digit k).
+  static int section_cell(int copy, int row, int t) {
+    return row * (kGroupCells / kGroupSide) + kSection[copy][t];
+  }
+  /// section_cell() within a row, per copy and position.
+  static constexpr auto kSection = group_cross_sections<Dim>(kGroupSide);
 
   /// Searches the points of cell c against its stencil, kBlockQueries points per filter call, and
   /// calls emit(s, ids, count) for each point of c (sorted position s) with its neighbors' ids; a
@@ -741,24 +909,27 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// The filter loop of every cell search: `count` queries against the candidates gathered in
   /// work.g, kBlockQueries per filter call. setup(p0, block) fills in the block of queries p0, p0
-  /// + 1, ... (block.count is set) and returns the first candidate to test; a borderline
-  /// candidate `id` of query p is kept when within(p, id) (the double rule); emit(p, row, count)
-  /// then gets query p's neighbors (row is null in a count search, count_only).
+  /// + 1, ... (block.count is set) and returns the first candidate to test (the last is `to` - 1,
+  /// or the last gathered); a borderline candidate `id` of query p is kept when within(p, id)
+  /// (the double rule); emit(p, row, count) then gets query p's neighbors (row is null in a count
+  /// search, count_only).
   template <class Setup, class Within, class Emit>
   void filter_gathered(CellWork<Dim>& work, bool count_only, std::uint32_t count,
-                       const Search& search, Setup&& setup, Within&& within, Emit&& emit) const {
+                       const Search& search, Setup&& setup, Within&& within, Emit&& emit,
+                       std::uint32_t to = kAllGathered) const {
     const Gathered<Dim>& g = work.g;
     const std::size_t stride = g.size + kFilterSlack;
     work.sure.clear();
     work.border.clear();
     BlockOutput out{count_only ? nullptr : work.sure.reserve_more(stride * kBlockQueries),
                     work.border.reserve_more(stride * kBlockQueries), stride};
-    const SoaView<Dim> candidates = g.view();
+    const SoaView<Dim> view = g.view();
     QueryBlock<Dim> block;
     for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
       block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
       const std::uint32_t from = setup(p0, block);
-      filter_(candidates, from, static_cast<std::uint32_t>(g.size), block, search.band, out);
+      filter_(view, from, std::min(to, static_cast<std::uint32_t>(g.size)), block, search.band,
+              out);
       for (int q = 0; q < block.count; ++q) {
         const std::uint32_t p = p0 + static_cast<std::uint32_t>(q);
         std::uint32_t* row = count_only ? nullptr : out.sure + static_cast<std::size_t>(q) * stride;
@@ -888,11 +1059,20 @@ class CellList final : public EngineBase<Dim, T> {
         dense_offset_[t] = dense_offset_[t] * layout_.dims[k] + stencil_[t][k];
       }
     }
+    for (int u = 0; u < kGroupCells; ++u) {
+      group_offset_[u] = 0;
+      for (int k = Dim - 1; k >= 0; --k) {
+        int digit = u;
+        for (int j = 0; j < k; ++j) digit /= kGroupSide;
+        group_offset_[u] = group_offset_[u] * layout_.dims[k] + digit % kGroupSide;
+      }
+    }
+    // Blocks end between groups (search_group).
     blocks_.assign(1, 0);
     std::uint32_t points_in_block = 0;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
       points_in_block += layout_.cell_start[c + 1] - layout_.cell_start[c];
-      if (points_in_block >= kBlockPoints) {
+      if (points_in_block >= kBlockPoints && (c + 1 == layout_.cells() || !same_parent(c, c + 1))) {
         blocks_.push_back(c + 1);
         points_in_block = 0;
       }
@@ -909,6 +1089,9 @@ class CellList final : public EngineBase<Dim, T> {
   std::array<Cell<Dim>, kStencil> stencil_{};  ///< offsets of the stencil cells, x fastest
   /// The stencil offsets as distances in the dense lattice lookup (x fastest).
   std::array<std::int64_t, kStencil> dense_offset_{};
+  /// The union cells of a group as distances in the dense lattice lookup from its first (x
+  /// fastest).
+  std::array<std::int64_t, kGroupCells> group_offset_{};
   int stencil_size_ = 0;
   CellListSpare<Dim> spare_;  ///< update()'s work arrays, reused step after step
   UpdateKind last_update_ = UpdateKind::rebuilt;
