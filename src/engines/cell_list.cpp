@@ -140,6 +140,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// cells along each axis.
   static constexpr int kGroupSide = 4;
   static constexpr int kGroupCells = Dim == 2 ? 16 : 64;
+  /// Cells in a cross-section of a stencil: 3^(Dim-1).
+  static constexpr int kCrossSection = Dim == 2 ? 3 : 9;
   /// filter_gathered() tests the gathered candidates up to this index: all of them.
   static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
@@ -313,19 +315,44 @@ class CellList final : public EngineBase<Dim, T> {
         [&](std::int64_t u, CellWork<Dim>& work, auto&& emit) {
           const std::uint32_t last = std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit));
           std::uint32_t t = static_cast<std::uint32_t>(u * kUnit);
-          // A run of queries in one cell shares the gathered stencil. (Every slot's query is
-          // on the lattice: cell_of_position succeeds.)
-          Cell<Dim> cell{}, next{};
-          grid_.cell_of_position(queries[query_of[t]], cell);
+          // Every slot's query is on the lattice: cell_of_position succeeds. The queries are
+          // read in sorted order, at random in the caller's array: the first reads (the group
+          // scans below, which go forward slot by slot) prefetch kAhead slots on.
+          constexpr std::uint32_t kAhead = 16;
+          const auto cell_at = [&](std::uint32_t slot) {
+            if (slot + kAhead < last) __builtin_prefetch(queries.data() + query_of[slot + kAhead]);
+            Cell<Dim> cell{};
+            grid_.cell_of_position(queries[query_of[slot]], cell);
+            return cell;
+          };
+          // Runs of queries in one cell share its gathered stencil; with the stencil of edge-r
+          // cells, runs of queries in one group of cells share the group's gathered union
+          // (search_group).
           while (t < last) {
+            const Cell<Dim> first = cell_at(t);
             std::uint32_t end = t + 1;
-            for (; end < last; ++end) {
-              grid_.cell_of_position(queries[query_of[end]], next);
-              if (next != cell) break;
+            if (grid_.reach != 1) {
+              while (end < last && cell_at(end) == first) ++end;
+              search_queries(first, queries, query_of.data() + t, end - t, t, search, work, emit);
+              t = end;
+              continue;
             }
-            search_queries(cell, queries, query_of.data() + t, end - t, t, search, work, emit);
-            t = end;
-            cell = next;
+            GroupCopies needs{};
+            needs[copy_of(first)] = true;
+            for (; end < last; ++end) {
+              const Cell<Dim> cell = cell_at(end);
+              if (!same_parent(cell, first)) break;
+              needs[copy_of(cell)] = true;
+            }
+            const GroupGather group = gather_group(first, needs, work.g);
+            while (t < end) {
+              const Cell<Dim> cell = cell_at(t);
+              std::uint32_t run_end = t + 1;
+              while (run_end < end && cell_at(run_end) == cell) ++run_end;
+              filter_queries(queries, query_of.data() + t, run_end - t, t, group.stencil_of(cell),
+                             search, work, emit);
+              t = run_end;
+            }
           }
         },
         false, lists);
@@ -503,6 +530,16 @@ class CellList final : public EngineBase<Dim, T> {
     const int found = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
     gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), work.g,
            Ids::original);
+    filter_queries(queries, query_of, count, first_slot,
+                   Range{0, static_cast<std::uint32_t>(work.g.size)}, search, work, emit);
+  }
+
+  /// Tests the query positions queries[query_of[0 .. count)] against the gathered candidates
+  /// `candidates` (a range of work.g), reporting them to emit as slots first_slot, ...
+  template <class Emit>
+  void filter_queries(std::span<const Position> queries, const index_t* query_of,
+                      std::uint32_t count, std::uint32_t first_slot, Range candidates,
+                      const Search& search, CellWork<Dim>& work, Emit&& emit) const {
     const auto& points = this->context_.points;
     filter_gathered(
         work, false, count, search,
@@ -515,14 +552,15 @@ class CellList final : public EngineBase<Dim, T> {
             }
             block.skip[q] = kSkipNone;
           }
-          return std::uint32_t{0};
+          return candidates.begin;
         },
         [&](std::uint32_t p, std::uint32_t id) {
           return distance_squared(points, id, queries[query_of[p]]) <= search.r2;
         },
         [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
           emit(first_slot + p, row, kept);
-        });
+        },
+        candidates.end);
   }
 
   /// The one-search path of pair_output() (resizable outputs).
@@ -749,8 +787,11 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// Whether cells a and b have the same parent (coordinates halved): they belong to one group.
   bool same_parent(std::uint32_t a, std::uint32_t b) const {
+    return same_parent(cell_of(a), cell_of(b));
+  }
+  static bool same_parent(const Cell<Dim>& a, const Cell<Dim>& b) {
     for (int k = 0; k < Dim; ++k) {
-      if ((layout_.cell_coord[a][k] >> 1) != (layout_.cell_coord[b][k] >> 1)) return false;
+      if ((a[k] >> 1) != (b[k] >> 1)) return false;  // arithmetic shifts: floor halves
     }
     return true;
   }
@@ -766,76 +807,13 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Emit>
   void search_group(std::uint32_t first, std::uint32_t last, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
-    std::array<Range, kGroupCells> unit;
-    {
-      const auto& coord = layout_.cell_coord[first];
-      std::array<std::int64_t, Dim> base;
-      bool interior = !layout_.dense.empty();
-      std::int64_t linear = 0;
-      for (int k = Dim - 1; k >= 0; --k) {
-        base[k] = 2 * static_cast<std::int64_t>(coord[k] >> 1) - 1;
-        interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
-        linear = linear * layout_.dims[k] + base[k];
-      }
-      for (int u = 0; u < kGroupCells; ++u) {
-        std::uint32_t found;
-        if (interior) {
-          found = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
-        } else {
-          Cell<Dim> cell;
-          int rest = u;
-          for (int k = 0; k < Dim; ++k) {
-            cell[k] = base[k] + rest % kGroupSide;
-            rest /= kGroupSide;
-          }
-          found = layout_.find(cell);
-        }
-        unit[u] = found == CellListLayout<Dim>::kNoCell
-                      ? Range{0, 0}
-                      : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
-      }
-    }
-    // The copies, as ranges of the layout (touching ones merged), and where each row begins
-    // among the gathered candidates.
-    constexpr int kCopies = 1 << (Dim - 1);
-    constexpr int kCrossSection = Dim == 2 ? 3 : 9;
-    std::array<bool, kCopies> needs_copy{};
-    for (std::uint32_t c = first; c < last; ++c) needs_copy[copy_of(layout_.cell_coord[c])] = true;
-    std::array<Range, kCopies * kGroupSide * kCrossSection> ranges;
-    int count = 0;
-    std::array<std::array<std::uint32_t, kGroupSide + 1>, kCopies> row_begin{};
-    std::uint32_t at = 0;
-    for (int copy = 0; copy < kCopies; ++copy) {
-      if (!needs_copy[copy]) continue;
-      for (int row = 0; row < kGroupSide; ++row) {
-        row_begin[copy][row] = at;
-        for (int t = 0; t < kCrossSection; ++t) {
-          const Range r = unit[section_cell(copy, row, t)];
-          if (r.end == r.begin) continue;
-          if (count > 0 && ranges[count - 1].end == r.begin) {
-            ranges[count - 1].end = r.end;
-          } else {
-            ranges[count++] = r;
-          }
-          at += r.end - r.begin;
-        }
-      }
-      row_begin[copy][kGroupSide] = at;
-    }
-    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(count)), work.g,
-           Ids::original);
+    GroupCopies needs{};
+    for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cell_of(c))] = true;
+    const GroupGather group = gather_group(cell_of(first), needs, work.g);
     const auto& points = this->context_.points;
     for (std::uint32_t c = first; c < last; ++c) {
-      const auto& coord = layout_.cell_coord[c];
-      const int copy = copy_of(coord);
-      const int z = static_cast<int>(coord[Dim - 1] & 1);
-      // The stencil: rows z .. z+2 of the copy. The cell itself is the middle of the middle
-      // row's cross-section: after the kCrossSection / 2 cells before it there.
-      std::uint32_t own = row_begin[copy][z + 1];
-      for (int t = 0; t < kCrossSection / 2; ++t) {
-        const Range r = unit[section_cell(copy, z + 1, t)];
-        own += r.end - r.begin;
-      }
+      const Range stencil = group.stencil_of(cell_of(c));
+      const std::uint32_t own = group.own_of(cell_of(c));
       const std::uint32_t cell_first = layout_.cell_start[c];
       filter_gathered(
           work, false, layout_.cell_start[c + 1] - cell_first, search,
@@ -847,7 +825,7 @@ class CellList final : public EngineBase<Dim, T> {
               }
               block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
             }
-            return row_begin[copy][z];
+            return stencil.begin;
           },
           [&](std::uint32_t p, std::uint32_t id) {
             return distance_squared(points, layout_.order[cell_first + p], id) <= search.r2;
@@ -855,15 +833,103 @@ class CellList final : public EngineBase<Dim, T> {
           [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
             emit(cell_first + p, row, kept);
           },
-          row_begin[copy][z + 3]);
+          stencil.end);
     }
+  }
+
+  /// Which copies of a group (search_group) to gather.
+  using GroupCopies = std::array<bool, 1 << (Dim - 1)>;
+
+  /// A group's gathered candidates (gather_group): the layout range of each union cell, and where
+  /// each row of each copy begins among the gathered candidates.
+  struct GroupGather {
+    static constexpr int kCopies = 1 << (Dim - 1);
+    std::array<Range, kGroupCells> unit;
+    std::array<std::array<std::uint32_t, kGroupSide + 1>, kCopies> row_begin{};
+
+    /// The gathered range of the stencil of `cell` (a cell of the group; its copy gathered).
+    Range stencil_of(const Cell<Dim>& cell) const {
+      const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
+      const auto z = static_cast<std::size_t>(cell[Dim - 1] & 1);
+      return Range{rows[z], rows[z + 3]};
+    }
+    /// The gathered index of the first point of `cell` itself: the middle of its stencil's
+    /// middle row, after the cells before it in that row's cross-section.
+    std::uint32_t own_of(const Cell<Dim>& cell) const {
+      const int copy = copy_of(cell);
+      const int z = static_cast<int>(cell[Dim - 1] & 1) + 1;
+      std::uint32_t own = row_begin[static_cast<std::size_t>(copy)][static_cast<std::size_t>(z)];
+      for (int t = 0; t < kCrossSection / 2; ++t) {
+        const Range r = unit[static_cast<std::size_t>(section_cell(copy, z, t))];
+        own += r.end - r.begin;
+      }
+      return own;
+    }
+  };
+
+  /// Looks up the 4^Dim union cells of the group of `cell` (lattice coordinates; may lie off the
+  /// lattice) and gathers the copies in `needs` into g, with original indices as ids.
+  GroupGather gather_group(const Cell<Dim>& cell, const GroupCopies& needs,
+                           Gathered<Dim>& g) const {
+    GroupGather group;
+    std::array<std::int64_t, Dim> base;
+    bool interior = !layout_.dense.empty();
+    std::int64_t linear = 0;
+    for (int k = Dim - 1; k >= 0; --k) {
+      // An arithmetic shift: the parent of a negative coordinate is below zero too.
+      base[k] = 2 * (cell[k] >> 1) - 1;
+      interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
+      linear = linear * layout_.dims[k] + base[k];
+    }
+    for (int u = 0; u < kGroupCells; ++u) {
+      std::uint32_t found;
+      if (interior) {
+        found = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
+      } else {
+        Cell<Dim> union_cell;
+        int rest = u;
+        for (int k = 0; k < Dim; ++k) {
+          union_cell[k] = base[k] + rest % kGroupSide;
+          rest /= kGroupSide;
+        }
+        found = layout_.find(union_cell);
+      }
+      group.unit[u] = found == CellListLayout<Dim>::kNoCell
+                          ? Range{0, 0}
+                          : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+    }
+    // The copies as ranges of the layout, touching ones merged.
+    std::array<Range, GroupGather::kCopies * kGroupSide * kCrossSection> ranges;
+    int count = 0;
+    std::uint32_t at = 0;
+    for (int copy = 0; copy < GroupGather::kCopies; ++copy) {
+      if (!needs[static_cast<std::size_t>(copy)]) continue;
+      auto& rows = group.row_begin[static_cast<std::size_t>(copy)];
+      for (int row = 0; row < kGroupSide; ++row) {
+        rows[row] = at;
+        for (int t = 0; t < kCrossSection; ++t) {
+          const Range r = group.unit[section_cell(copy, row, t)];
+          if (r.end == r.begin) continue;
+          if (count > 0 && ranges[count - 1].end == r.begin) {
+            ranges[count - 1].end = r.end;
+          } else {
+            ranges[count++] = r;
+          }
+          at += r.end - r.begin;
+        }
+      }
+      rows[kGroupSide] = at;
+    }
+    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(count)), g,
+           Ids::original);
+    return group;
   }
 
   /// The copy (search_group) of a cell: its offsets in its group along the axes before the last,
   /// as bits.
-  static int copy_of(const typename CellListLayout<Dim>::CellCoord& coord) {
+  static int copy_of(const Cell<Dim>& cell) {
     int copy = 0;
-    for (int k = Dim - 2; k >= 0; --k) copy = copy * 2 + static_cast<int>(coord[k] & 1);
+    for (int k = Dim - 2; k >= 0; --k) copy = copy * 2 + static_cast<int>(cell[k] & 1);
     return copy;
   }
 

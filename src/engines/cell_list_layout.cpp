@@ -83,7 +83,11 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
                           (shift > 0 && exact_cell(i) != exact_cell(layout.order[s - 1]));
     marks[s] = boundary ? 1u : 0u;
   }
-  layout.index_cells(marks, threads, [&](std::uint32_t s) { return exact_cell(layout.order[s]); });
+  // A full-resolution key is its cell's Morton code: the cell coordinates are decoded from it, not
+  // recomputed from the caller's points (read at random: a cache miss per cell at 4M points).
+  layout.index_cells(marks, threads, [&](std::uint32_t s) {
+    return shift == 0 ? morton_decode<Dim>(keys[s]) : exact_cell(layout.order[s]);
+  });
   layout.index_lookup(grid, threads);
   return layout;
 }
