@@ -15,7 +15,7 @@
 // (collect_rows). Pairs go to a resizable output in one search, each block claiming the next free
 // range with an atomic cursor; to a fixed-size output, counted per block first, then written at
 // their offsets (pair_output). Cross queries are sorted by cell and searched like the points of
-// a cell, against its gathered stencil (cross_lists).
+// a cell, by groups of cells as well (cross_lists).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
