@@ -67,7 +67,7 @@ class TypedIndex final : public AnyIndex {
     if (same_radius(radii)) {
       const NeighborLists lists = index_.cross(positions, {.radius = radii[0]});
       for (std::size_t q = 0; q < counts.size(); ++q) {
-        counts[q] = static_cast<index_t>(lists.offsets[q + 1] - lists.offsets[q]);
+        counts[q] = static_cast<index_t>(lists.count(q));
       }
       return counts;
     }

@@ -142,6 +142,8 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr int kGroupCells = Dim == 2 ? 16 : 64;
   /// Cells in a cross-section of a stencil: 3^(Dim-1).
   static constexpr int kCrossSection = Dim == 2 ? 3 : 9;
+  /// Copies of a group's union (search_group): one per offset along the axes before the last.
+  static constexpr int kGroupCopies = 1 << (Dim - 1);
   /// filter_gathered() tests the gathered candidates up to this index: all of them.
   static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
@@ -313,21 +315,24 @@ class CellList final : public EngineBase<Dim, T> {
                            std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit))};
         },
         [&](std::int64_t u, CellWork<Dim>& work, auto&& emit) {
-          const std::uint32_t last = std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit));
-          std::uint32_t t = static_cast<std::uint32_t>(u * kUnit);
-          // Every slot's query is on the lattice: cell_of_position succeeds. The queries are
-          // read in sorted order, at random in the caller's array: the first reads (the group
-          // scans below, which go forward slot by slot) prefetch kAhead slots on.
+          const auto unit_first = static_cast<std::uint32_t>(u * kUnit);
+          const std::uint32_t last = std::min(slots, unit_first + kUnit);
+          // The cell of each slot's query, computed once (every slot's query is on the lattice:
+          // cell_of_position succeeds). Sorted order reads the caller's array at random: the
+          // queries kAhead slots on are prefetched.
           constexpr std::uint32_t kAhead = 16;
-          const auto cell_at = [&](std::uint32_t slot) {
-            if (slot + kAhead < last) __builtin_prefetch(queries.data() + query_of[slot + kAhead]);
-            Cell<Dim> cell{};
-            grid_.cell_of_position(queries[query_of[slot]], cell);
-            return cell;
-          };
+          std::array<Cell<Dim>, kUnit> cells;
+          for (std::uint32_t t = unit_first; t < last; ++t) {
+            if (t + kAhead < last) __builtin_prefetch(queries.data() + query_of[t + kAhead]);
+            Cell<Dim>& cell = cells[t - unit_first];
+            cell = {};
+            grid_.cell_of_position(queries[query_of[t]], cell);
+          }
+          const auto cell_at = [&](std::uint32_t slot) { return cells[slot - unit_first]; };
           // Runs of queries in one cell share its gathered stencil; with the stencil of edge-r
           // cells, runs of queries in one group of cells share the group's gathered union
           // (search_group).
+          std::uint32_t t = unit_first;
           while (t < last) {
             const Cell<Dim> first = cell_at(t);
             std::uint32_t end = t + 1;
@@ -339,10 +344,8 @@ class CellList final : public EngineBase<Dim, T> {
             }
             GroupCopies needs{};
             needs[copy_of(first)] = true;
-            for (; end < last; ++end) {
-              const Cell<Dim> cell = cell_at(end);
-              if (!same_parent(cell, first)) break;
-              needs[copy_of(cell)] = true;
+            for (; end < last && same_parent(cell_at(end), first); ++end) {
+              needs[copy_of(cell_at(end))] = true;
             }
             const GroupGather group = gather_group(first, needs, work.g);
             while (t < end) {
@@ -838,14 +841,13 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Which copies of a group (search_group) to gather.
-  using GroupCopies = std::array<bool, 1 << (Dim - 1)>;
+  using GroupCopies = std::array<bool, kGroupCopies>;
 
   /// A group's gathered candidates (gather_group): the layout range of each union cell, and where
   /// each row of each copy begins among the gathered candidates.
   struct GroupGather {
-    static constexpr int kCopies = 1 << (Dim - 1);
     std::array<Range, kGroupCells> unit;
-    std::array<std::array<std::uint32_t, kGroupSide + 1>, kCopies> row_begin{};
+    std::array<std::array<std::uint32_t, kGroupSide + 1>, kGroupCopies> row_begin{};
 
     /// The gathered range of the stencil of `cell` (a cell of the group; its copy gathered).
     Range stencil_of(const Cell<Dim>& cell) const {
@@ -899,10 +901,10 @@ class CellList final : public EngineBase<Dim, T> {
                           : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
     }
     // The copies as ranges of the layout, touching ones merged.
-    std::array<Range, GroupGather::kCopies * kGroupSide * kCrossSection> ranges;
+    std::array<Range, kGroupCopies * kGroupSide * kCrossSection> ranges;
     int count = 0;
     std::uint32_t at = 0;
-    for (int copy = 0; copy < GroupGather::kCopies; ++copy) {
+    for (int copy = 0; copy < kGroupCopies; ++copy) {
       if (!needs[static_cast<std::size_t>(copy)]) continue;
       auto& rows = group.row_begin[static_cast<std::size_t>(copy)];
       for (int row = 0; row < kGroupSide; ++row) {
