@@ -9,6 +9,7 @@
 #include "../morton.hpp"
 #include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
+#include "../simd/cell_keys.hpp"
 
 namespace spatialhash::detail {
 
@@ -38,12 +39,17 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   sized_for_overwrite(keys, n);
   sized_for_overwrite(layout.order, n);
   const auto signed_n = static_cast<std::int64_t>(n);
+  {
+    // SIMD where the processor has it (cell_keys.hpp), in chunks taken in parallel.
+    const CellKeysFn<Dim, T> cell_keys = best_cell_keys<Dim, T>(context.simd);
+    const CellKeyInput<Dim, T> input{points.data, points.stride, grid.origin, grid.inv_cell, shift};
+    constexpr std::int64_t kChunk = 4096;
+    const std::int64_t chunks = (signed_n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t i = 0; i < signed_n; ++i) {
-    CellCoord c = exact_cell(static_cast<std::size_t>(i));
-    for (int k = 0; k < Dim; ++k) c[k] >>= shift;
-    keys[i] = morton_code<Dim>(c);
-    layout.order[i] = static_cast<index_t>(i);
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const auto first = static_cast<std::size_t>(c * kChunk);
+      cell_keys(input, first, std::min(n, first + kChunk), keys.data(), layout.order.data());
+    }
   }
   {
     ResultVector<std::uint64_t> scratch_keys;

@@ -1,0 +1,49 @@
+// The scalar key pass (see cell_keys.hpp) and the run-time choice of key pass.
+#include "cell_keys.hpp"
+
+#include <cmath>
+
+#include "../morton.hpp"
+
+namespace spatialhash::detail {
+
+template <int Dim, class T>
+void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                      std::uint64_t* keys, std::uint32_t* order) {
+  for (std::size_t i = begin; i < end; ++i) {
+    std::array<std::uint32_t, Dim> cell;
+    for (int k = 0; k < Dim; ++k) {
+      const double u = (static_cast<double>(input.data[i * input.stride + k]) - input.origin[k]) *
+                       input.inv_cell;
+      cell[k] = static_cast<std::uint32_t>(std::floor(u)) >> input.shift;
+    }
+    keys[i] = morton_code<Dim>(cell);
+    order[i] = static_cast<std::uint32_t>(i);
+  }
+}
+
+template <int Dim, class T>
+CellKeysFn<Dim, T> best_cell_keys(Simd limit) {
+#ifdef SPATIALHASH_HAVE_AVX512
+  if (limit == Simd::automatic || limit == Simd::avx512) {
+    if (simd_available(Simd::avx512)) return &cell_keys_avx512<Dim, T>;
+  }
+#endif
+#ifdef SPATIALHASH_HAVE_AVX2
+  if (limit != Simd::scalar && simd_available(Simd::avx2)) return &cell_keys_avx2<Dim, T>;
+#endif
+  (void)limit;
+  return &cell_keys_scalar<Dim, T>;
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T)                                                       \
+  template void cell_keys_scalar<D, T>(const CellKeyInput<D, T>&, std::size_t, std::size_t, \
+                                       std::uint64_t*, std::uint32_t*);                     \
+  template CellKeysFn<D, T> best_cell_keys<D, T>(Simd);
+SPATIALHASH_INSTANTIATE(2, float)
+SPATIALHASH_INSTANTIATE(2, double)
+SPATIALHASH_INSTANTIATE(3, float)
+SPATIALHASH_INSTANTIATE(3, double)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash::detail

@@ -1,0 +1,51 @@
+// Cell keys: the first pass of the cell_list build. Each point's lattice cell, as a Morton code,
+// and the identity permutation the radix sort then reorders.
+//
+// The cell of a point is floor((x_k - origin_k) * inv_cell) along each axis, computed in double
+// exactly as GridGeometry::cell_along does (a subtraction, then a product; no fused multiply-add),
+// so every path assigns every point the cell the searches assume. A scalar version for every
+// machine, and AVX2 and AVX-512 ones chosen at run time (8 or 4 points per step, coordinates
+// gathered from the caller's layout, Morton bits spread with vector shifts).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "spatialhash/types.hpp"
+
+namespace spatialhash::detail {
+
+/// What the key pass reads: the caller's coordinates (point i, axis k at data[i * stride + k]),
+/// the lattice, and how far to shift cell coordinates right before interleaving them (coarse
+/// keys for lattices wider than a Morton code holds).
+template <int Dim, class T>
+struct CellKeyInput {
+  const T* data;
+  std::size_t stride;
+  std::array<double, Dim> origin;
+  double inv_cell;
+  int shift;
+};
+
+/// For i in [begin, end): keys[i] = Morton code of the cell of point i (coordinates shifted right
+/// by `shift`), order[i] = i. Every point must lie on the lattice: 0 <= cell < 2^30 per axis.
+template <int Dim, class T>
+using CellKeysFn = void (*)(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                            std::uint64_t* keys, std::uint32_t* order);
+
+template <int Dim, class T>
+void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                      std::uint64_t* keys, std::uint32_t* order);
+template <int Dim, class T>
+void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                    std::uint64_t* keys, std::uint32_t* order);
+template <int Dim, class T>
+void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                      std::uint64_t* keys, std::uint32_t* order);
+
+/// The fastest key pass this build and processor run, at or below `limit`.
+template <int Dim, class T>
+CellKeysFn<Dim, T> best_cell_keys(Simd limit = Simd::automatic);
+
+}  // namespace spatialhash::detail

@@ -1,0 +1,94 @@
+// The AVX2 key pass (see cell_keys.hpp): 4 points per step. This file alone is compiled with
+// -mavx2 -mfma; best_cell_keys() calls it only on processors that report both.
+#include <immintrin.h>
+
+#include "cell_keys.hpp"
+
+namespace spatialhash::detail {
+namespace {
+
+/// One step of spreading bits (morton.hpp) on 4 lanes: (x | x << shift) & mask.
+inline __m256i spread_step(__m256i x, int shift, std::uint64_t mask) {
+  return _mm256_and_si256(_mm256_or_si256(x, _mm256_sll_epi64(x, _mm_cvtsi32_si128(shift))),
+                          _mm256_set1_epi64x(static_cast<long long>(mask)));
+}
+
+/// spread_bits_2 / spread_bits_3 (morton.hpp) on 4 lanes.
+template <int Dim>
+inline __m256i spread_bits(__m256i x) {
+  if constexpr (Dim == 2) {
+    x = spread_step(x, 16, 0x0000FFFF0000FFFFull);
+    x = spread_step(x, 8, 0x00FF00FF00FF00FFull);
+    x = spread_step(x, 4, 0x0F0F0F0F0F0F0F0Full);
+    x = spread_step(x, 2, 0x3333333333333333ull);
+    return spread_step(x, 1, 0x5555555555555555ull);
+  } else {
+    x = _mm256_and_si256(x, _mm256_set1_epi64x(0x1FFFFF));
+    x = spread_step(x, 32, 0x001F00000000FFFFull);
+    x = spread_step(x, 16, 0x001F0000FF0000FFull);
+    x = spread_step(x, 8, 0x100F00F00F00F00Full);
+    x = spread_step(x, 4, 0x10C30C30C30C30C3ull);
+    return spread_step(x, 2, 0x1249249249249249ull);
+  }
+}
+
+/// Axis k of the 4 points starting at `first` (lane j: point first + j), as doubles.
+template <class T>
+inline __m256d load_axis(const T* first, __m128i offsets) {
+  if constexpr (sizeof(T) == sizeof(double)) {
+    // The masked forms: GCC 12's unmasked ones start from an undefined register, which
+    // -Wmaybe-uninitialized reports.
+    return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), first, offsets,
+                                    _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), sizeof(double));
+  } else {
+    return _mm256_cvtps_pd(_mm_mask_i32gather_ps(
+        _mm_setzero_ps(), first, offsets, _mm_castsi128_ps(_mm_set1_epi32(-1)), sizeof(float)));
+  }
+}
+
+}  // namespace
+
+template <int Dim, class T>
+void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                    std::uint64_t* keys, std::uint32_t* order) {
+  constexpr std::size_t kStep = 4;
+  // Gathers index 32-bit element offsets from the step's first point: fine while 3 strides fit.
+  if (input.stride > (std::size_t{1} << 28)) {
+    cell_keys_scalar(input, begin, end, keys, order);
+    return;
+  }
+  const auto stride = static_cast<int>(input.stride);
+  const __m128i offsets = _mm_setr_epi32(0, stride, 2 * stride, 3 * stride);
+  const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
+  const __m128i shift = _mm_cvtsi32_si128(input.shift);
+  const __m256d inv_cell = _mm256_set1_pd(input.inv_cell);
+  std::size_t i = begin;
+  for (; i + kStep <= end; i += kStep) {
+    const T* first = input.data + i * input.stride;
+    __m256i key = _mm256_setzero_si256();
+    for (int k = 0; k < Dim; ++k) {
+      // The same double operations as the scalar pass: (x - origin) * inv_cell, then floor.
+      const __m256d u = _mm256_mul_pd(
+          _mm256_sub_pd(load_axis(first + k, offsets), _mm256_set1_pd(input.origin[k])), inv_cell);
+      // Cells are below 2^30: the signed conversion is exact.
+      const __m128i cell = _mm_srl_epi32(_mm256_cvttpd_epi32(_mm256_floor_pd(u)), shift);
+      const __m256i spread = spread_bits<Dim>(_mm256_cvtepu32_epi64(cell));
+      key = _mm256_or_si256(key, _mm256_sll_epi64(spread, _mm_cvtsi32_si128(k)));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i), key);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(order + i),
+                     _mm_add_epi32(_mm_set1_epi32(static_cast<int>(i)), lane));
+  }
+  cell_keys_scalar(input, i, end, keys, order);
+}
+
+template void cell_keys_avx2<2, float>(const CellKeyInput<2, float>&, std::size_t, std::size_t,
+                                       std::uint64_t*, std::uint32_t*);
+template void cell_keys_avx2<2, double>(const CellKeyInput<2, double>&, std::size_t, std::size_t,
+                                        std::uint64_t*, std::uint32_t*);
+template void cell_keys_avx2<3, float>(const CellKeyInput<3, float>&, std::size_t, std::size_t,
+                                       std::uint64_t*, std::uint32_t*);
+template void cell_keys_avx2<3, double>(const CellKeyInput<3, double>&, std::size_t, std::size_t,
+                                        std::uint64_t*, std::uint32_t*);
+
+}  // namespace spatialhash::detail

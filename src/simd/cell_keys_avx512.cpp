@@ -1,0 +1,101 @@
+// The AVX-512 key pass (see cell_keys.hpp): 8 points per step. This file alone is compiled with
+// -mavx512f; best_cell_keys() calls it only on processors that report AVX-512F.
+#include <immintrin.h>
+
+#include "cell_keys.hpp"
+
+namespace spatialhash::detail {
+namespace {
+
+// The zero-masked forms throughout: GCC 12's unmasked ones start from an undefined register,
+// which -Wmaybe-uninitialized reports.
+constexpr __mmask8 kAll = 0xFF;
+
+/// spread_bits_2 (morton.hpp) on 8 lanes: bit k of each lane's low 32 bits moves to bit 2k.
+inline __m512i spread_bits_2(__m512i x) {
+  const auto step = [](__m512i v, int shift, std::uint64_t mask) {
+    return _mm512_and_si512(
+        _mm512_or_si512(v, _mm512_maskz_sll_epi64(kAll, v, _mm_cvtsi32_si128(shift))),
+        _mm512_set1_epi64(static_cast<long long>(mask)));
+  };
+  x = step(x, 16, 0x0000FFFF0000FFFFull);
+  x = step(x, 8, 0x00FF00FF00FF00FFull);
+  x = step(x, 4, 0x0F0F0F0F0F0F0F0Full);
+  x = step(x, 2, 0x3333333333333333ull);
+  return step(x, 1, 0x5555555555555555ull);
+}
+
+/// spread_bits_3 (morton.hpp) on 8 lanes: bit k of each lane's low 21 bits moves to bit 3k.
+inline __m512i spread_bits_3(__m512i x) {
+  const auto step = [](__m512i v, int shift, std::uint64_t mask) {
+    return _mm512_and_si512(
+        _mm512_or_si512(v, _mm512_maskz_sll_epi64(kAll, v, _mm_cvtsi32_si128(shift))),
+        _mm512_set1_epi64(static_cast<long long>(mask)));
+  };
+  x = _mm512_and_si512(x, _mm512_set1_epi64(0x1FFFFF));
+  x = step(x, 32, 0x001F00000000FFFFull);
+  x = step(x, 16, 0x001F0000FF0000FFull);
+  x = step(x, 8, 0x100F00F00F00F00Full);
+  x = step(x, 4, 0x10C30C30C30C30C3ull);
+  return step(x, 2, 0x1249249249249249ull);
+}
+
+/// Axis k of the 8 points starting at `first` (lane j: point first + j), as doubles.
+template <class T>
+inline __m512d load_axis(const T* first, __m256i offsets) {
+  if constexpr (sizeof(T) == sizeof(double)) {
+    return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), kAll, offsets, first, sizeof(double));
+  } else {
+    return _mm512_maskz_cvtps_pd(kAll, _mm256_i32gather_ps(first, offsets, sizeof(float)));
+  }
+}
+
+}  // namespace
+
+template <int Dim, class T>
+void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
+                      std::uint64_t* keys, std::uint32_t* order) {
+  constexpr std::size_t kStep = 8;
+  // Gathers index 32-bit element offsets from the step's first point: fine while 7 strides fit.
+  if (input.stride > (std::size_t{1} << 28)) {
+    cell_keys_scalar(input, begin, end, keys, order);
+    return;
+  }
+  const auto stride = static_cast<int>(input.stride);
+  const __m256i offsets =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m128i shift = _mm_cvtsi32_si128(input.shift);
+  const __m512d inv_cell = _mm512_set1_pd(input.inv_cell);
+  std::size_t i = begin;
+  for (; i + kStep <= end; i += kStep) {
+    const T* first = input.data + i * input.stride;
+    __m512i key = _mm512_setzero_si512();
+    for (int k = 0; k < Dim; ++k) {
+      // The same double operations as the scalar pass: (x - origin) * inv_cell, then floor.
+      const __m512d u = _mm512_mul_pd(
+          _mm512_sub_pd(load_axis(first + k, offsets), _mm512_set1_pd(input.origin[k])), inv_cell);
+      const __m512d floor =
+          _mm512_maskz_roundscale_pd(kAll, u, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      const __m256i cell = _mm256_srl_epi32(_mm512_maskz_cvttpd_epu32(kAll, floor), shift);
+      const __m512i wide = _mm512_maskz_cvtepu32_epi64(kAll, cell);
+      const __m512i spread = Dim == 2 ? spread_bits_2(wide) : spread_bits_3(wide);
+      key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
+    }
+    _mm512_storeu_si512(keys + i, key);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(order + i),
+                        _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane));
+  }
+  cell_keys_scalar(input, i, end, keys, order);
+}
+
+template void cell_keys_avx512<2, float>(const CellKeyInput<2, float>&, std::size_t, std::size_t,
+                                         std::uint64_t*, std::uint32_t*);
+template void cell_keys_avx512<2, double>(const CellKeyInput<2, double>&, std::size_t, std::size_t,
+                                          std::uint64_t*, std::uint32_t*);
+template void cell_keys_avx512<3, float>(const CellKeyInput<3, float>&, std::size_t, std::size_t,
+                                         std::uint64_t*, std::uint32_t*);
+template void cell_keys_avx512<3, double>(const CellKeyInput<3, double>&, std::size_t, std::size_t,
+                                          std::uint64_t*, std::uint32_t*);
+
+}  // namespace spatialhash::detail

@@ -1,0 +1,100 @@
+// The build's key pass (src/simd/cell_keys.hpp): every SIMD level this processor runs against an
+// oracle written here, bit by bit (the cell by the lattice rule floor((x - origin) * inv_cell),
+// the Morton code by interleaving one bit at a time), on random points, points exactly on cell
+// boundaries, padded strides, coarse keys, and ranges whose length is not a multiple of the
+// vector width.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "../src/simd/cell_keys.hpp"
+
+namespace {
+
+using spatialhash::Simd;
+using spatialhash::detail::best_cell_keys;
+using spatialhash::detail::CellKeyInput;
+
+/// Morton code by definition: bit b of axis k goes to bit b * Dim + k.
+template <int Dim>
+std::uint64_t interleave(const std::array<std::uint64_t, Dim>& cell) {
+  std::uint64_t code = 0;
+  for (int b = 0; b * Dim < 64; ++b) {
+    for (int k = 0; k < Dim && b * Dim + k < 64; ++k) {
+      code |= ((cell[k] >> b) & 1u) << (b * Dim + k);
+    }
+  }
+  return code;
+}
+
+template <int Dim, class T>
+void check_level(Simd level, std::size_t stride, double cell_size, int shift) {
+  SCOPED_TRACE(::testing::Message() << "Dim " << Dim << ", " << sizeof(T) * 8 << "-bit, stride "
+                                    << stride << ", cell " << cell_size << ", shift " << shift);
+  std::mt19937_64 rng(17 + stride + static_cast<std::uint64_t>(shift));
+  std::uniform_real_distribution<double> uniform(-3.0, 40.0);
+  std::uniform_int_distribution<int> lattice(-6, 80);
+  constexpr std::size_t kPoints = 1000 + 7;
+  std::vector<T> data(kPoints * stride, T(0));
+  for (std::size_t i = 0; i < kPoints; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      // Every third point sits exactly on a lattice plane (as exactly as T holds it).
+      const double x = i % 3 == 0 ? lattice(rng) * cell_size : uniform(rng);
+      data[i * stride + k] = static_cast<T>(x);
+    }
+  }
+  CellKeyInput<Dim, T> input{data.data(), stride, {}, 1.0 / cell_size, shift};
+  for (int k = 0; k < Dim; ++k) input.origin[k] = -4.0 - cell_size;
+  const auto keys_of = best_cell_keys<Dim, T>(level);
+  // A range that starts off any vector boundary and leaves a remainder.
+  const std::size_t begin = 3, end = kPoints - 2;
+  std::vector<std::uint64_t> keys(kPoints, ~std::uint64_t{0});
+  std::vector<std::uint32_t> order(kPoints, 0xFFFFFFFFu);
+  keys_of(input, begin, end, keys.data(), order.data());
+  for (std::size_t i = 0; i < kPoints; ++i) {
+    if (i < begin || i >= end) {
+      EXPECT_EQ(keys[i], ~std::uint64_t{0}) << "written outside the range at " << i;
+      EXPECT_EQ(order[i], 0xFFFFFFFFu) << "written outside the range at " << i;
+      continue;
+    }
+    std::array<std::uint64_t, Dim> cell;
+    for (int k = 0; k < Dim; ++k) {
+      const double u =
+          (static_cast<double>(data[i * stride + k]) - input.origin[k]) * input.inv_cell;
+      cell[k] = static_cast<std::uint64_t>(std::floor(u)) >> shift;
+    }
+    ASSERT_EQ(keys[i], interleave<Dim>(cell)) << "point " << i;
+    ASSERT_EQ(order[i], i);
+  }
+}
+
+template <int Dim, class T>
+void check_all_levels() {
+  for (Simd level : {Simd::scalar, Simd::avx2, Simd::avx512}) {
+    if (!spatialhash::simd_available(level)) continue;
+    SCOPED_TRACE(static_cast<int>(level));
+    for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 2}}) {
+      for (double cell_size : {0.5, 0.1, 0.37}) {
+        for (int shift : {0, 3}) check_level<Dim, T>(level, stride, cell_size, shift);
+      }
+    }
+  }
+}
+
+TEST(CellKeys, EveryLevelMatchesTheOracle2DFloat) {
+  check_all_levels<2, float>();
+}
+TEST(CellKeys, EveryLevelMatchesTheOracle2DDouble) {
+  check_all_levels<2, double>();
+}
+TEST(CellKeys, EveryLevelMatchesTheOracle3DFloat) {
+  check_all_levels<3, float>();
+}
+TEST(CellKeys, EveryLevelMatchesTheOracle3DDouble) {
+  check_all_levels<3, double>();
+}
+
+}  // namespace
