@@ -1,8 +1,8 @@
 // The build's key pass (src/simd/cell_keys.hpp): every SIMD level this processor runs against an
 // oracle written here, bit by bit (the cell by the lattice rule floor((x - origin) * inv_cell),
 // the Morton code by interleaving one bit at a time), on random points, points exactly on cell
-// boundaries, padded strides, coarse keys, and ranges whose length is not a multiple of the
-// vector width.
+// boundaries, padded strides, coarse keys, ranges whose length is not a multiple of the vector
+// width, and both outputs (key and index arrays, or packed records).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,6 +68,17 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift) {
     }
     ASSERT_EQ(keys[i], interleave<Dim>(cell)) << "point " << i;
     ASSERT_EQ(order[i], i);
+  }
+  // Packed records (no order array): code << 32 | index, the codes here fit in 32 bits.
+  std::vector<std::uint64_t> packed(kPoints, ~std::uint64_t{0});
+  keys_of(input, begin, end, packed.data(), nullptr);
+  for (std::size_t i = 0; i < kPoints; ++i) {
+    if (i < begin || i >= end) {
+      EXPECT_EQ(packed[i], ~std::uint64_t{0}) << "written outside the range at " << i;
+      continue;
+    }
+    ASSERT_LT(keys[i], std::uint64_t{1} << 32);
+    ASSERT_EQ(packed[i], keys[i] << 32 | i) << "point " << i;
   }
 }
 

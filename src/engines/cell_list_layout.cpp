@@ -35,7 +35,13 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
 
   // Work arrays are left uninitialized on resize (ResultVector): each loop below writes every
   // element, in parallel, so no thread zeroes memory first.
+  //
+  // Keys that fit in 32 bits (full resolution, up to 2^10 cells per axis in 3D, 2^16 in 2D) are
+  // sorted packed with their point's index (radix_sort.hpp): keys[s] = code << 32 | index.
+  const int key_bits = Dim * (bits - shift);
+  const bool packed = shift == 0 && key_bits <= 32;
   ResultVector<std::uint64_t> keys;
+  const auto key_at = [&](std::int64_t s) { return packed ? keys[s] >> 32 : keys[s]; };
   sized_for_overwrite(keys, n);
   sized_for_overwrite(layout.order, n);
   const auto signed_n = static_cast<std::int64_t>(n);
@@ -48,14 +54,18 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t c = 0; c < chunks; ++c) {
       const auto first = static_cast<std::size_t>(c * kChunk);
-      cell_keys(input, first, std::min(n, first + kChunk), keys.data(), layout.order.data());
+      cell_keys(input, first, std::min(n, first + kChunk), keys.data(),
+                packed ? nullptr : layout.order.data());
     }
   }
   {
     ResultVector<std::uint64_t> scratch_keys;
-    ResultVector<std::uint32_t> scratch_values;
-    radix_sort_pairs(keys, layout.order, Dim * (bits - shift), threads, scratch_keys,
-                     scratch_values);
+    if (packed) {
+      radix_sort_packed(keys, key_bits, threads, scratch_keys);
+    } else {
+      ResultVector<std::uint32_t> scratch_values;
+      radix_sort_pairs(keys, layout.order, key_bits, threads, scratch_keys, scratch_values);
+    }
   }
   if (shift > 0) {
     // Equal coarse keys may hold several cells: order them by exact coordinates.
@@ -76,23 +86,28 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
   ResultVector<std::uint32_t> marks;
   sized_for_overwrite(marks, n);
+  // Packed records hold the sorted order in their low bits: it is unpacked here.
+  const auto index_at = [&](std::int64_t s) {
+    return packed ? static_cast<index_t>(keys[s]) : layout.order[s];
+  };
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t s = 0; s < signed_n; ++s) {
     if (s + kPrefetchAhead < signed_n) {
-      __builtin_prefetch(points.data + layout.order[s + kPrefetchAhead] * points.stride);
+      __builtin_prefetch(points.data + index_at(s + kPrefetchAhead) * points.stride);
     }
-    const index_t i = layout.order[s];
+    const index_t i = index_at(s);
+    if (packed) layout.order[s] = i;
     for (int k = 0; k < Dim; ++k) {
       layout.axis[k][s] = static_cast<float>(points.coord(i, k) - grid.origin[k]);
     }
-    const bool boundary = s == 0 || keys[s] != keys[s - 1] ||
-                          (shift > 0 && exact_cell(i) != exact_cell(layout.order[s - 1]));
+    const bool boundary = s == 0 || key_at(s) != key_at(s - 1) ||
+                          (shift > 0 && exact_cell(i) != exact_cell(index_at(s - 1)));
     marks[s] = boundary ? 1u : 0u;
   }
   // A full-resolution key is its cell's Morton code: the cell coordinates are decoded from it, not
   // recomputed from the caller's points (read at random: a cache miss per cell at 4M points).
   layout.index_cells(marks, threads, [&](std::uint32_t s) {
-    return shift == 0 ? morton_decode<Dim>(keys[s]) : exact_cell(layout.order[s]);
+    return shift == 0 ? morton_decode<Dim>(key_at(s)) : exact_cell(layout.order[s]);
   });
   layout.index_lookup(grid, threads);
   return layout;

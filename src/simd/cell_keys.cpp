@@ -17,8 +17,13 @@ void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
                        input.inv_cell;
       cell[k] = static_cast<std::uint32_t>(std::floor(u)) >> input.shift;
     }
-    keys[i] = morton_code<Dim>(cell);
-    order[i] = static_cast<std::uint32_t>(i);
+    const std::uint64_t code = morton_code<Dim>(cell);
+    if (order != nullptr) {
+      keys[i] = code;
+      order[i] = static_cast<std::uint32_t>(i);
+    } else {
+      keys[i] = code << 32 | static_cast<std::uint32_t>(i);
+    }
   }
 }
 

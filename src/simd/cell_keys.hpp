@@ -29,7 +29,9 @@ struct CellKeyInput {
 };
 
 /// For i in [begin, end): keys[i] = Morton code of the cell of point i (coordinates shifted right
-/// by `shift`), order[i] = i. Every point must lie on the lattice: 0 <= cell < 2^30 per axis.
+/// by `shift`), order[i] = i; or, with order == nullptr, keys[i] = code << 32 | i (a packed
+/// record, radix_sort_packed: the code must then fit in 32 bits). Every point must lie on the
+/// lattice: 0 <= cell < 2^30 per axis.
 template <int Dim, class T>
 using CellKeysFn = void (*)(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
                             std::uint64_t* keys, std::uint32_t* order);

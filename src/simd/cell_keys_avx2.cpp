@@ -75,9 +75,15 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
       const __m256i spread = spread_bits<Dim>(_mm256_cvtepu32_epi64(cell));
       key = _mm256_or_si256(key, _mm256_sll_epi64(spread, _mm_cvtsi32_si128(k)));
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i), key);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(order + i),
-                     _mm_add_epi32(_mm_set1_epi32(static_cast<int>(i)), lane));
+    const __m128i index = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(i)), lane);
+    if (order != nullptr) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i), key);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(order + i), index);
+    } else {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(keys + i),
+          _mm256_or_si256(_mm256_slli_epi64(key, 32), _mm256_cvtepu32_epi64(index)));
+    }
   }
   cell_keys_scalar(input, i, end, keys, order);
 }

@@ -82,9 +82,14 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
       const __m512i spread = Dim == 2 ? spread_bits_2(wide) : spread_bits_3(wide);
       key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
     }
-    _mm512_storeu_si512(keys + i, key);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(order + i),
-                        _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane));
+    const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane);
+    if (order != nullptr) {
+      _mm512_storeu_si512(keys + i, key);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(order + i), index);
+    } else {
+      _mm512_storeu_si512(keys + i, _mm512_or_si512(_mm512_maskz_slli_epi64(kAll, key, 32),
+                                                    _mm512_maskz_cvtepu32_epi64(kAll, index)));
+    }
   }
   cell_keys_scalar(input, i, end, keys, order);
 }
