@@ -266,39 +266,58 @@ class CellList final : public EngineBase<Dim, T> {
     const Search search{band_for(radius), radius * radius};
     const std::size_t m = queries.size();
     const int threads = this->context_.threads;
-    // The lattice cell of each query on it (queries off it have no neighbors and no slot), and
-    // a Z-order key of that cell, clamped onto the lattice (the key only groups queries).
+    // Each query's sort key: 1 + the Z-order code of its lattice cell, clamped onto the lattice
+    // (the key only groups queries), or 0 for a query off the lattice: those have no neighbors,
+    // sort first and get no slot. Keys of up to 32 bits are sorted packed with the query's index
+    // (radix_sort.hpp).
     const int bits = CellListLayout<Dim>::axis_bits(grid_);
     const int shift = std::max(0, bits - kMortonBitsPerAxis<Dim>);
-    ResultVector<std::uint8_t> on_lattice;
-    sized_for_overwrite(on_lattice, m);
-    ResultVector<std::uint64_t> all_keys;
-    sized_for_overwrite(all_keys, m);
+    const int key_bits = Dim * (bits - shift) + 1;
+    const bool packed = key_bits <= 32;
+    ResultVector<std::uint64_t> keys;
+    sized_for_overwrite(keys, m);
+    ResultVector<index_t> order;  // query indices in key order (the pair sort's values)
+    if (!packed) sized_for_overwrite(order, m);
     const auto signed_m = static_cast<std::int64_t>(m);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t q = 0; q < signed_m; ++q) {
       Cell<Dim> cell{};
-      on_lattice[q] = layout_.size() > 0 && grid_.cell_of_position(queries[q], cell);
+      const bool on_lattice = layout_.size() > 0 && grid_.cell_of_position(queries[q], cell);
       typename CellListLayout<Dim>::CellCoord c{};
       for (int k = 0; k < Dim; ++k) {
         c[k] =
             static_cast<std::uint32_t>(std::clamp<std::int64_t>(cell[k], 0, layout_.dims[k] - 1)) >>
             shift;
       }
-      all_keys[q] = on_lattice[q] ? morton_code<Dim>(c) : 0;
-    }
-    ResultVector<std::uint64_t> keys;
-    ResultVector<index_t> query_of;  // slot -> query, sorted by cell below
-    for (std::size_t q = 0; q < m; ++q) {
-      if (!on_lattice[q]) continue;
-      keys.push_back(all_keys[q]);
-      query_of.push_back(static_cast<index_t>(q));
+      const std::uint64_t key = on_lattice ? morton_code<Dim>(c) + 1 : 0;
+      if (packed) {
+        keys[q] = key << 32 | static_cast<std::uint64_t>(q);
+      } else {
+        keys[q] = key;
+        order[q] = static_cast<index_t>(q);
+      }
     }
     {
       ResultVector<std::uint64_t> scratch_keys;
-      ResultVector<index_t> scratch_values;
-      radix_sort_pairs(keys, query_of, Dim * (bits - shift), threads, scratch_keys, scratch_values);
+      if (packed) {
+        radix_sort_packed(keys, key_bits, threads, scratch_keys);
+      } else {
+        ResultVector<index_t> scratch_values;
+        radix_sort_pairs(keys, order, key_bits, threads, scratch_keys, scratch_values);
+      }
     }
+    const auto off = static_cast<std::size_t>(
+        std::partition_point(keys.begin(), keys.end(),
+                             [&](std::uint64_t key) { return (packed ? key >> 32 : key) == 0; }) -
+        keys.begin());
+    if (packed) {
+      sized_for_overwrite(order, m - off);
+      const auto on = static_cast<std::int64_t>(m - off);
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t t = 0; t < on; ++t) order[t] = static_cast<index_t>(keys[off + t]);
+    }
+    // slot -> query, sorted by cell
+    const std::span<const index_t> query_of(order.data() + (packed ? 0 : off), m - off);
     constexpr std::uint32_t kUnit = 1024;  // sorted queries per unit of parallel work
     const auto slots = static_cast<std::uint32_t>(query_of.size());
     const std::int64_t units = (slots + kUnit - 1) / kUnit;
