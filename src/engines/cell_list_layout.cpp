@@ -1,4 +1,6 @@
-// Building the cell_list layout: Morton keys, parallel radix sort, float gather, cell table.
+// Building the cell_list layout: Morton keys (SIMD key pass, simd/cell_keys.hpp), parallel radix
+// sort (keys of up to 32 bits packed with their point's index in one 64-bit record), float gather,
+// cell table.
 #include "cell_list_layout.hpp"
 
 #include <algorithm>
