@@ -463,10 +463,13 @@ class CellList final : public EngineBase<Dim, T> {
   /// the threads dynamically; unit u covers the slots [slots_of(u).first, .second) and
   /// run(u, work, emit) must call emit(slot, ids, count) once for each of them, in order. Slot
   /// t's row is row row_of[t] of `lists` (rows that no slot covers stay empty). Rows go to
-  /// per-thread buffers, each reserved for its share of `estimate` entries plus a margin in huge
-  /// pages (growable_buffer.hpp; a thread that needs more grows by realloc, in small pages; a
-  /// first reservation stops at kMaxShare entries, 1 GiB, since a sample can overshoot), and are
-  /// then copied once into place. With distances, row_of[t] must be an indexed point.
+  /// per-thread buffers, each reserved in huge pages for twice its fair share of `estimate`
+  /// entries plus a margin (at most the whole estimate): pages never written cost nothing, and a
+  /// thread that takes more than its share while another is held up by the system still writes
+  /// into huge pages (growable_buffer.hpp; a thread that needs more grows by realloc, in small
+  /// pages; a first reservation stops at kMaxShare entries, 1 GiB, since a sample can overshoot).
+  /// The rows are then copied once into place. With distances, row_of[t] must be an indexed
+  /// point.
   template <class SlotsOf, class Run>
   void collect_rows(std::int64_t units, std::span<const index_t> row_of, std::size_t rows,
                     std::size_t estimate, SlotsOf slots_of, Run run, bool with_distances,
@@ -480,8 +483,9 @@ class CellList final : public EngineBase<Dim, T> {
     ResultVector<std::uint32_t> row_length;  // per slot; every one is written
     sized_for_overwrite(row_length, slots);
     constexpr std::size_t kMaxShare = std::size_t{1} << 28;
-    const std::size_t share = std::min(
-        kMaxShare, estimate * 5 / 4 / static_cast<std::size_t>(threads) + (std::size_t{1} << 16));
+    const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
+    const std::size_t share =
+        std::min({kMaxShare, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
 #pragma omp parallel num_threads(threads)
     {
       const int t = thread_id();
