@@ -2,9 +2,11 @@
 // oracle written here, bit by bit (the cell by the lattice rule floor((x - origin) * inv_cell),
 // the Morton code by interleaving one bit at a time), on random points, points exactly on cell
 // boundaries, padded strides, coarse keys, ranges whose length is not a multiple of the vector
-// width, and both outputs (key and index arrays, or packed records).
+// width, both outputs (key and index arrays, or packed records), and the query mode of cross
+// queries (points off the lattice, NaN, infinities, clamped cells).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -82,6 +84,62 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift) {
   }
 }
 
+/// Query mode: points anywhere (outside the bounds, NaN, infinities, huge values); the oracle
+/// follows the rule of cell_keys.hpp with integer clamping.
+template <int Dim, class T>
+void check_queries(Simd level, std::size_t stride, double cell_size, int shift) {
+  SCOPED_TRACE(::testing::Message()
+               << "queries, Dim " << Dim << ", " << sizeof(T) * 8 << "-bit, stride " << stride
+               << ", cell " << cell_size << ", shift " << shift);
+  std::mt19937_64 rng(29 + stride + static_cast<std::uint64_t>(shift));
+  std::uniform_real_distribution<double> uniform(-6.0, 40.0);
+  const double specials[] = {std::nan(""), HUGE_VAL, -HUGE_VAL, 1e300, -1e300, -2.0, 30.0};
+  constexpr std::size_t kPoints = 1000 + 5;
+  std::vector<T> data(kPoints * stride, T(0));
+  for (std::size_t i = 0; i < kPoints; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      const double x =
+          i % 11 == 3 ? specials[(i / 11 + static_cast<std::size_t>(k)) % 7] : uniform(rng);
+      data[i * stride + k] = static_cast<T>(x);
+    }
+  }
+  CellKeyInput<Dim, T> input{data.data(), stride, {}, 1.0 / cell_size, shift};
+  input.queries = true;
+  for (int k = 0; k < Dim; ++k) {
+    input.origin[k] = -4.0 - cell_size;
+    input.lower[k] = -2.0;
+    input.upper[k] = 30.0;
+    input.last_cell[k] = 60.0 + k;  // below the cell of upper for small cells: clamping is tested
+  }
+  const auto keys_of = best_cell_keys<Dim, T>(level);
+  const std::size_t begin = 1, end = kPoints;
+  std::vector<std::uint64_t> keys(kPoints, 0), packed(kPoints, 0);
+  std::vector<std::uint32_t> order(kPoints, 0);
+  keys_of(input, begin, end, keys.data(), order.data());
+  keys_of(input, begin, end, packed.data(), nullptr);
+  std::size_t on_count = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    bool on = true;
+    std::array<std::uint64_t, Dim> cell;
+    for (int k = 0; k < Dim; ++k) {
+      const double x = static_cast<double>(data[i * stride + k]);
+      on = on && x >= input.lower[k] && x <= input.upper[k];
+      if (!on) break;
+      const auto c = static_cast<std::int64_t>(std::floor((x - input.origin[k]) * input.inv_cell));
+      cell[k] = static_cast<std::uint64_t>(std::clamp<std::int64_t>(
+                    c, 0, static_cast<std::int64_t>(input.last_cell[k]))) >>
+                shift;
+    }
+    const std::uint64_t expected = on ? interleave<Dim>(cell) + 1 : 0;
+    on_count += on;
+    ASSERT_EQ(keys[i], expected) << "point " << i;
+    ASSERT_EQ(order[i], i);
+    ASSERT_EQ(packed[i], expected << 32 | i) << "point " << i;
+  }
+  EXPECT_GT(on_count, kPoints / 4);
+  EXPECT_LT(on_count, kPoints);
+}
+
 template <int Dim, class T>
 void check_all_levels() {
   for (Simd level : {Simd::scalar, Simd::avx2, Simd::avx512}) {
@@ -89,7 +147,10 @@ void check_all_levels() {
     SCOPED_TRACE(static_cast<int>(level));
     for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 2}}) {
       for (double cell_size : {0.5, 0.1, 0.37}) {
-        for (int shift : {0, 3}) check_level<Dim, T>(level, stride, cell_size, shift);
+        for (int shift : {0, 3}) {
+          check_level<Dim, T>(level, stride, cell_size, shift);
+          check_queries<Dim, T>(level, stride, cell_size, shift);
+        }
       }
     }
   }

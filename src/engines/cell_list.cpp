@@ -35,6 +35,7 @@
 #include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
 #include "../simd/block_filter.hpp"
+#include "../simd/cell_keys.hpp"
 #include "../threads.hpp"
 #include "cell_list_layout.hpp"
 
@@ -278,23 +279,28 @@ class CellList final : public EngineBase<Dim, T> {
     sized_for_overwrite(keys, m);
     ResultVector<index_t> order;  // query indices in key order (the pair sort's values)
     if (!packed) sized_for_overwrite(order, m);
-    const auto signed_m = static_cast<std::int64_t>(m);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t q = 0; q < signed_m; ++q) {
-      Cell<Dim> cell{};
-      const bool on_lattice = layout_.size() > 0 && grid_.cell_of_position(queries[q], cell);
-      typename CellListLayout<Dim>::CellCoord c{};
+    {
+      // The key pass of the build in query mode (cell_keys.hpp), with the lattice test of
+      // GridGeometry::cell_of_position; an empty index puts every query off the lattice.
+      static_assert(sizeof(Position) == Dim * sizeof(double), "positions are packed doubles");
+      CellKeyInput<Dim, double> input{reinterpret_cast<const double*>(queries.data()), Dim,
+                                      grid_.origin, grid_.inv_cell, shift};
+      input.queries = true;
+      const double margin = grid_.reach * grid_.cell_size;
       for (int k = 0; k < Dim; ++k) {
-        c[k] =
-            static_cast<std::uint32_t>(std::clamp<std::int64_t>(cell[k], 0, layout_.dims[k] - 1)) >>
-            shift;
+        const bool empty = layout_.size() == 0;
+        input.lower[k] = empty ? HUGE_VAL : grid_.lower[k] - margin;
+        input.upper[k] = empty ? -HUGE_VAL : grid_.upper[k] + margin;
+        input.last_cell[k] = static_cast<double>(layout_.dims[k] - 1);
       }
-      const std::uint64_t key = on_lattice ? morton_code<Dim>(c) + 1 : 0;
-      if (packed) {
-        keys[q] = key << 32 | static_cast<std::uint64_t>(q);
-      } else {
-        keys[q] = key;
-        order[q] = static_cast<index_t>(q);
+      const CellKeysFn<Dim, double> query_keys = best_cell_keys<Dim, double>(this->context_.simd);
+      constexpr std::size_t kChunk = 4096;
+      const auto chunks = static_cast<std::int64_t>((m + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto first = static_cast<std::size_t>(c) * kChunk;
+        query_keys(input, first, std::min(m, first + kChunk), keys.data(),
+                   packed ? nullptr : order.data());
       }
     }
     {

@@ -12,12 +12,20 @@ void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
                       std::uint64_t* keys, std::uint32_t* order) {
   for (std::size_t i = begin; i < end; ++i) {
     std::array<std::uint32_t, Dim> cell;
+    bool on_lattice = true;
     for (int k = 0; k < Dim; ++k) {
-      const double u = (static_cast<double>(input.data[i * input.stride + k]) - input.origin[k]) *
-                       input.inv_cell;
-      cell[k] = static_cast<std::uint32_t>(std::floor(u)) >> input.shift;
+      const double x = static_cast<double>(input.data[i * input.stride + k]);
+      double floor = std::floor((x - input.origin[k]) * input.inv_cell);
+      if (input.queries) {
+        on_lattice = on_lattice && x >= input.lower[k] && x <= input.upper[k];
+        // Clamped as the vector kernels clamp: NaN becomes 0.
+        floor = floor > 0.0 ? floor : 0.0;
+        floor = floor < input.last_cell[k] ? floor : input.last_cell[k];
+      }
+      cell[k] = static_cast<std::uint32_t>(floor) >> input.shift;
     }
-    const std::uint64_t code = morton_code<Dim>(cell);
+    std::uint64_t code = morton_code<Dim>(cell);
+    if (input.queries) code = on_lattice ? code + 1 : 0;
     if (order != nullptr) {
       keys[i] = code;
       order[i] = static_cast<std::uint32_t>(i);

@@ -19,6 +19,11 @@ namespace spatialhash::detail {
 /// What the key pass reads: the caller's coordinates (point i, axis k at data[i * stride + k]),
 /// the lattice, and how far to shift cell coordinates right before interleaving them (coarse
 /// keys for lattices wider than a Morton code holds).
+///
+/// Query mode (`queries`, for cross queries, which may lie anywhere): point i is on the lattice
+/// when lower[k] <= x_k <= upper[k] on every axis (never for NaN); its cell is clamped onto
+/// [0, last_cell[k]] before the shift, and its key is 1 + the Morton code, or 0 off the lattice
+/// (such queries sort first).
 template <int Dim, class T>
 struct CellKeyInput {
   const T* data;
@@ -26,12 +31,14 @@ struct CellKeyInput {
   std::array<double, Dim> origin;
   double inv_cell;
   int shift;
+  bool queries = false;
+  std::array<double, Dim> lower{}, upper{}, last_cell{};
 };
 
-/// For i in [begin, end): keys[i] = Morton code of the cell of point i (coordinates shifted right
-/// by `shift`), order[i] = i; or, with order == nullptr, keys[i] = code << 32 | i (a packed
-/// record, radix_sort_packed: the code must then fit in 32 bits). Every point must lie on the
-/// lattice: 0 <= cell < 2^30 per axis.
+/// For i in [begin, end): keys[i] = the key of point i (the Morton code of its cell, coordinates
+/// shifted right by `shift`; see query mode above), order[i] = i; or, with order == nullptr,
+/// keys[i] = key << 32 | i (a packed record, radix_sort_packed: the key must then fit in 32
+/// bits). Outside query mode every point must lie on the lattice: 0 <= cell < 2^30 per axis.
 template <int Dim, class T>
 using CellKeysFn = void (*)(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
                             std::uint64_t* keys, std::uint32_t* order);

@@ -66,14 +66,29 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
   for (; i + kStep <= end; i += kStep) {
     const T* first = input.data + i * input.stride;
     __m256i key = _mm256_setzero_si256();
+    __m256d on_lattice = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
     for (int k = 0; k < Dim; ++k) {
       // The same double operations as the scalar pass: (x - origin) * inv_cell, then floor.
-      const __m256d u = _mm256_mul_pd(
-          _mm256_sub_pd(load_axis(first + k, offsets), _mm256_set1_pd(input.origin[k])), inv_cell);
+      const __m256d x = load_axis(first + k, offsets);
+      const __m256d u = _mm256_mul_pd(_mm256_sub_pd(x, _mm256_set1_pd(input.origin[k])), inv_cell);
+      __m256d floor = _mm256_floor_pd(u);
+      if (input.queries) {
+        const __m256d inside =
+            _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(input.lower[k]), _CMP_GE_OQ),
+                          _mm256_cmp_pd(x, _mm256_set1_pd(input.upper[k]), _CMP_LE_OQ));
+        on_lattice = _mm256_and_pd(on_lattice, inside);
+        // max returns its second operand when the first is NaN: NaN becomes 0.
+        floor = _mm256_max_pd(floor, _mm256_setzero_pd());
+        floor = _mm256_min_pd(floor, _mm256_set1_pd(input.last_cell[k]));
+      }
       // Cells are below 2^30: the signed conversion is exact.
-      const __m128i cell = _mm_srl_epi32(_mm256_cvttpd_epi32(_mm256_floor_pd(u)), shift);
+      const __m128i cell = _mm_srl_epi32(_mm256_cvttpd_epi32(floor), shift);
       const __m256i spread = spread_bits<Dim>(_mm256_cvtepu32_epi64(cell));
       key = _mm256_or_si256(key, _mm256_sll_epi64(spread, _mm_cvtsi32_si128(k)));
+    }
+    if (input.queries) {
+      key = _mm256_and_si256(_mm256_add_epi64(key, _mm256_set1_epi64x(1)),
+                             _mm256_castpd_si256(on_lattice));
     }
     const __m128i index = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(i)), lane);
     if (order != nullptr) {

@@ -71,17 +71,26 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
   for (; i + kStep <= end; i += kStep) {
     const T* first = input.data + i * input.stride;
     __m512i key = _mm512_setzero_si512();
+    __mmask8 on_lattice = kAll;
     for (int k = 0; k < Dim; ++k) {
       // The same double operations as the scalar pass: (x - origin) * inv_cell, then floor.
-      const __m512d u = _mm512_mul_pd(
-          _mm512_sub_pd(load_axis(first + k, offsets), _mm512_set1_pd(input.origin[k])), inv_cell);
-      const __m512d floor =
+      const __m512d x = load_axis(first + k, offsets);
+      const __m512d u = _mm512_mul_pd(_mm512_sub_pd(x, _mm512_set1_pd(input.origin[k])), inv_cell);
+      __m512d floor =
           _mm512_maskz_roundscale_pd(kAll, u, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      if (input.queries) {
+        on_lattice &= _mm512_cmp_pd_mask(x, _mm512_set1_pd(input.lower[k]), _CMP_GE_OQ) &
+                      _mm512_cmp_pd_mask(x, _mm512_set1_pd(input.upper[k]), _CMP_LE_OQ);
+        // max returns its second operand when the first is NaN: NaN becomes 0.
+        floor = _mm512_maskz_max_pd(kAll, floor, _mm512_setzero_pd());
+        floor = _mm512_maskz_min_pd(kAll, floor, _mm512_set1_pd(input.last_cell[k]));
+      }
       const __m256i cell = _mm256_srl_epi32(_mm512_maskz_cvttpd_epu32(kAll, floor), shift);
       const __m512i wide = _mm512_maskz_cvtepu32_epi64(kAll, cell);
       const __m512i spread = Dim == 2 ? spread_bits_2(wide) : spread_bits_3(wide);
       key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
     }
+    if (input.queries) key = _mm512_maskz_add_epi64(on_lattice, key, _mm512_set1_epi64(1));
     const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane);
     if (order != nullptr) {
       _mm512_storeu_si512(keys + i, key);
