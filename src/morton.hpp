@@ -7,25 +7,38 @@
 
 namespace spatialhash::detail {
 
+/// One step of spreading bits apart: x = (x | x << shift) & mask.
+struct SpreadStep {
+  int shift;
+  std::uint64_t mask;
+};
+/// The steps of spread_bits_2 and spread_bits_3, in order (the SIMD key kernels, simd/cell_keys,
+/// run the same steps on vector lanes).
+inline constexpr std::array<SpreadStep, 5> kSpreadSteps2{{{16, 0x0000FFFF0000FFFFull},
+                                                          {8, 0x00FF00FF00FF00FFull},
+                                                          {4, 0x0F0F0F0F0F0F0F0Full},
+                                                          {2, 0x3333333333333333ull},
+                                                          {1, 0x5555555555555555ull}}};
+inline constexpr std::array<SpreadStep, 5> kSpreadSteps3{{{32, 0x001F00000000FFFFull},
+                                                          {16, 0x001F0000FF0000FFull},
+                                                          {8, 0x100F00F00F00F00Full},
+                                                          {4, 0x10C30C30C30C30C3ull},
+                                                          {2, 0x1249249249249249ull}}};
+/// The input bits spread_bits_2 and spread_bits_3 keep.
+inline constexpr std::uint64_t kSpreadInput2 = 0xFFFFFFFFull;
+inline constexpr std::uint64_t kSpreadInput3 = 0x1FFFFFull;
+
 /// Spreads the low 32 bits of x so bit k moves to bit 2k.
 inline std::uint64_t spread_bits_2(std::uint64_t x) {
-  x &= 0xFFFFFFFFull;
-  x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
-  x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
-  x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
-  x = (x | (x << 2)) & 0x3333333333333333ull;
-  x = (x | (x << 1)) & 0x5555555555555555ull;
+  x &= kSpreadInput2;
+  for (const SpreadStep& step : kSpreadSteps2) x = (x | (x << step.shift)) & step.mask;
   return x;
 }
 
 /// Spreads the low 21 bits of x so bit k moves to bit 3k.
 inline std::uint64_t spread_bits_3(std::uint64_t x) {
-  x &= 0x1FFFFFull;
-  x = (x | (x << 32)) & 0x001F00000000FFFFull;
-  x = (x | (x << 16)) & 0x001F0000FF0000FFull;
-  x = (x | (x << 8)) & 0x100F00F00F00F00Full;
-  x = (x | (x << 4)) & 0x10C30C30C30C30C3ull;
-  x = (x | (x << 2)) & 0x1249249249249249ull;
+  x &= kSpreadInput3;
+  for (const SpreadStep& step : kSpreadSteps3) x = (x | (x << step.shift)) & step.mask;
   return x;
 }
 

@@ -2,34 +2,23 @@
 // -mavx2 -mfma; best_cell_keys() calls it only on processors that report both.
 #include <immintrin.h>
 
+#include "../morton.hpp"
 #include "cell_keys.hpp"
 
 namespace spatialhash::detail {
 namespace {
 
-/// One step of spreading bits (morton.hpp) on 4 lanes: (x | x << shift) & mask.
-inline __m256i spread_step(__m256i x, int shift, std::uint64_t mask) {
-  return _mm256_and_si256(_mm256_or_si256(x, _mm256_sll_epi64(x, _mm_cvtsi32_si128(shift))),
-                          _mm256_set1_epi64x(static_cast<long long>(mask)));
-}
-
 /// spread_bits_2 / spread_bits_3 (morton.hpp) on 4 lanes.
 template <int Dim>
 inline __m256i spread_bits(__m256i x) {
-  if constexpr (Dim == 2) {
-    x = spread_step(x, 16, 0x0000FFFF0000FFFFull);
-    x = spread_step(x, 8, 0x00FF00FF00FF00FFull);
-    x = spread_step(x, 4, 0x0F0F0F0F0F0F0F0Full);
-    x = spread_step(x, 2, 0x3333333333333333ull);
-    return spread_step(x, 1, 0x5555555555555555ull);
-  } else {
-    x = _mm256_and_si256(x, _mm256_set1_epi64x(0x1FFFFF));
-    x = spread_step(x, 32, 0x001F00000000FFFFull);
-    x = spread_step(x, 16, 0x001F0000FF0000FFull);
-    x = spread_step(x, 8, 0x100F00F00F00F00Full);
-    x = spread_step(x, 4, 0x10C30C30C30C30C3ull);
-    return spread_step(x, 2, 0x1249249249249249ull);
+  const auto& steps = Dim == 2 ? kSpreadSteps2 : kSpreadSteps3;
+  x = _mm256_and_si256(
+      x, _mm256_set1_epi64x(static_cast<long long>(Dim == 2 ? kSpreadInput2 : kSpreadInput3)));
+  for (const SpreadStep& step : steps) {
+    x = _mm256_and_si256(_mm256_or_si256(x, _mm256_sll_epi64(x, _mm_cvtsi32_si128(step.shift))),
+                         _mm256_set1_epi64x(static_cast<long long>(step.mask)));
   }
+  return x;
 }
 
 /// Axis k of the 4 points starting at `first` (lane j: point first + j), as doubles.

@@ -2,6 +2,7 @@
 // -mavx512f; best_cell_keys() calls it only on processors that report AVX-512F.
 #include <immintrin.h>
 
+#include "../morton.hpp"
 #include "cell_keys.hpp"
 
 namespace spatialhash::detail {
@@ -11,33 +12,18 @@ namespace {
 // which -Wmaybe-uninitialized reports.
 constexpr __mmask8 kAll = 0xFF;
 
-/// spread_bits_2 (morton.hpp) on 8 lanes: bit k of each lane's low 32 bits moves to bit 2k.
-inline __m512i spread_bits_2(__m512i x) {
-  const auto step = [](__m512i v, int shift, std::uint64_t mask) {
-    return _mm512_and_si512(
-        _mm512_or_si512(v, _mm512_maskz_sll_epi64(kAll, v, _mm_cvtsi32_si128(shift))),
-        _mm512_set1_epi64(static_cast<long long>(mask)));
-  };
-  x = step(x, 16, 0x0000FFFF0000FFFFull);
-  x = step(x, 8, 0x00FF00FF00FF00FFull);
-  x = step(x, 4, 0x0F0F0F0F0F0F0F0Full);
-  x = step(x, 2, 0x3333333333333333ull);
-  return step(x, 1, 0x5555555555555555ull);
-}
-
-/// spread_bits_3 (morton.hpp) on 8 lanes: bit k of each lane's low 21 bits moves to bit 3k.
-inline __m512i spread_bits_3(__m512i x) {
-  const auto step = [](__m512i v, int shift, std::uint64_t mask) {
-    return _mm512_and_si512(
-        _mm512_or_si512(v, _mm512_maskz_sll_epi64(kAll, v, _mm_cvtsi32_si128(shift))),
-        _mm512_set1_epi64(static_cast<long long>(mask)));
-  };
-  x = _mm512_and_si512(x, _mm512_set1_epi64(0x1FFFFF));
-  x = step(x, 32, 0x001F00000000FFFFull);
-  x = step(x, 16, 0x001F0000FF0000FFull);
-  x = step(x, 8, 0x100F00F00F00F00Full);
-  x = step(x, 4, 0x10C30C30C30C30C3ull);
-  return step(x, 2, 0x1249249249249249ull);
+/// spread_bits_2 / spread_bits_3 (morton.hpp) on 8 lanes.
+template <int Dim>
+inline __m512i spread_bits(__m512i x) {
+  const auto& steps = Dim == 2 ? kSpreadSteps2 : kSpreadSteps3;
+  x = _mm512_and_si512(
+      x, _mm512_set1_epi64(static_cast<long long>(Dim == 2 ? kSpreadInput2 : kSpreadInput3)));
+  for (const SpreadStep& step : steps) {
+    x = _mm512_and_si512(
+        _mm512_or_si512(x, _mm512_maskz_sll_epi64(kAll, x, _mm_cvtsi32_si128(step.shift))),
+        _mm512_set1_epi64(static_cast<long long>(step.mask)));
+  }
+  return x;
 }
 
 /// Axis k of the 8 points starting at `first` (lane j: point first + j), as doubles.
@@ -87,7 +73,7 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
       }
       const __m256i cell = _mm256_srl_epi32(_mm512_maskz_cvttpd_epu32(kAll, floor), shift);
       const __m512i wide = _mm512_maskz_cvtepu32_epi64(kAll, cell);
-      const __m512i spread = Dim == 2 ? spread_bits_2(wide) : spread_bits_3(wide);
+      const __m512i spread = spread_bits<Dim>(wide);
       key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
     }
     if (input.queries) key = _mm512_maskz_add_epi64(on_lattice, key, _mm512_set1_epi64(1));
