@@ -228,7 +228,18 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
     throw InvalidArgument("spatialhash: cross query stride is smaller than the dimension");
   }
   const auto m = static_cast<std::int64_t>(queries.size());
+  // Copied and checked in one parallel pass into memory nothing zeroes first (ResultVector); a
+  // non-finite coordinate is then located by a sequential scan, so the message names the first.
+  ResultVector<Position> positions(queries.size());
+  bool finite = true;
+#pragma omp parallel for schedule(static) num_threads(threads()) reduction(&& : finite)
   for (std::int64_t q = 0; q < m; ++q) {
+    for (int k = 0; k < Dim; ++k) {
+      positions[q][k] = queries.coord(q, k);
+      finite = finite && std::isfinite(positions[q][k]);
+    }
+  }
+  for (std::int64_t q = 0; !finite && q < m; ++q) {
     for (int k = 0; k < Dim; ++k) {
       if (!std::isfinite(queries.coord(q, k))) {
         throw InvalidArgument("spatialhash: query point " + std::to_string(q) +
@@ -236,14 +247,6 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
       }
     }
   }
-  const auto position = [&](std::int64_t q) {
-    Position p;
-    for (int k = 0; k < Dim; ++k) p[k] = queries.coord(q, k);
-    return p;
-  };
-  std::vector<Position> positions(queries.size());
-#pragma omp parallel for schedule(static) num_threads(threads())
-  for (std::int64_t q = 0; q < m; ++q) positions[q] = position(q);
   NeighborLists lists;
   engine_->cross_lists(positions, r, lists);
   if (options.with_distances) {
