@@ -22,6 +22,12 @@
 namespace bench {
 namespace {
 
+/// Memory warmed up before each contender run (warm_up_memory): about what the largest run
+/// touches (W3's lists and buffers take about 1 KiB per point), 64 MiB at least, 3 GiB at most.
+std::size_t warm_memory_bytes(std::size_t points) {
+  return std::clamp<std::size_t>(points * 1200, std::size_t{64} << 20, std::size_t{3} << 30);
+}
+
 /// Everything the command line sets.
 struct Settings {
   std::vector<std::string> workloads{"all"};
@@ -41,6 +47,7 @@ struct Settings {
   std::size_t nanoflann_leaf = 10;
   bool smoke = false;
   bool no_fork = false;
+  bool no_warm_memory = false;
 };
 
 /// One contender and the largest n it is run at.
@@ -233,6 +240,7 @@ class Harness {
             return c.ours ? run_ours<Dim, T>(c.engine, problem, op, threads, policy)
                           : run_nanoflann<Dim, T>(problem, op, threads, policy, s_.nanoflann_leaf);
           };
+          if (!s_.no_warm_memory) warm_up_memory(warm_memory_bytes(problem.size()));
           Outcome outcome = run_contender(body, !s_.no_fork, s_.timeout_s);
           row.status = std::string(status_name(outcome.status));
           row.reason = outcome.reason;
@@ -315,6 +323,9 @@ int main(int argc, char** argv) {
                "tiny and fast (CI): 2k points, 1 repetition, 2000 queries, unless overridden");
   app.add_flag("--no-fork", s.no_fork,
                "run contenders in-process (for profilers; no time limit, RSS = process peak)");
+  app.add_flag("--no-warm-memory", s.no_warm_memory,
+               "do not touch and free memory before each contender run (on a VM whose host "
+               "takes freed memory back, the first run after a pause then pays for it)");
   CLI11_PARSE(app, argc, argv);
   if (s.smoke) {
     if (app.count("--sizes") == 0) s.sizes = {"2k"};

@@ -1,5 +1,6 @@
 // Operation names and result digests.
 #include "measure.hpp"
+#include <cstdlib>
 
 #include <algorithm>
 #include <stdexcept>
@@ -22,6 +23,16 @@ void warm_up_threads(int threads) {
 #pragma omp parallel num_threads(threads) reduction(+ : started)
   started += 1;
   (void)started;
+}
+
+void warm_up_memory(std::size_t bytes) {
+  constexpr std::size_t kPage = 4096;
+  if (bytes < kPage) return;
+  // calloc of a large block maps fresh pages (not touched by calloc itself); free unmaps them.
+  auto* block = static_cast<volatile unsigned char*>(std::calloc(bytes, 1));
+  if (block == nullptr) return;  // best effort: a machine short of memory skips the warm-up
+  for (std::size_t at = 0; at < bytes; at += kPage) block[at] = 1;
+  std::free(const_cast<unsigned char*>(block));
 }
 
 std::string_view op_name(Op op) {
