@@ -287,8 +287,8 @@ class CellList final : public EngineBase<Dim, T> {
                                       grid_.origin, grid_.inv_cell, shift};
       input.queries = true;
       const double margin = grid_.reach * grid_.cell_size;
+      const bool empty = layout_.size() == 0;
       for (int k = 0; k < Dim; ++k) {
-        const bool empty = layout_.size() == 0;
         input.lower[k] = empty ? HUGE_VAL : grid_.lower[k] - margin;
         input.upper[k] = empty ? -HUGE_VAL : grid_.upper[k] + margin;
         input.last_cell[k] = static_cast<double>(layout_.dims[k] - 1);

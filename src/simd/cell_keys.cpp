@@ -49,10 +49,8 @@ CellKeysFn<Dim, T> best_cell_keys(Simd limit) {
   return &cell_keys_scalar<Dim, T>;
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                                       \
-  template void cell_keys_scalar<D, T>(const CellKeyInput<D, T>&, std::size_t, std::size_t, \
-                                       std::uint64_t*, std::uint32_t*);                     \
-  template CellKeysFn<D, T> best_cell_keys<D, T>(Simd);
+SPATIALHASH_INSTANTIATE_CELL_KEYS(cell_keys_scalar)
+#define SPATIALHASH_INSTANTIATE(D, T) template CellKeysFn<D, T> best_cell_keys<D, T>(Simd);
 SPATIALHASH_INSTANTIATE(2, float)
 SPATIALHASH_INSTANTIATE(2, double)
 SPATIALHASH_INSTANTIATE(3, float)

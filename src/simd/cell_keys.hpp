@@ -57,4 +57,16 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
 template <int Dim, class T>
 CellKeysFn<Dim, T> best_cell_keys(Simd limit = Simd::automatic);
 
+/// Instantiates the key pass `kernel` (cell_keys_scalar, _avx2, _avx512) for every dimension and
+/// coordinate type, each in the file that defines it.
+#define SPATIALHASH_INSTANTIATE_CELL_KEYS(kernel)                                           \
+  template void kernel<2, float>(const CellKeyInput<2, float>&, std::size_t, std::size_t,   \
+                                 std::uint64_t*, std::uint32_t*);                           \
+  template void kernel<2, double>(const CellKeyInput<2, double>&, std::size_t, std::size_t, \
+                                  std::uint64_t*, std::uint32_t*);                          \
+  template void kernel<3, float>(const CellKeyInput<3, float>&, std::size_t, std::size_t,   \
+                                 std::uint64_t*, std::uint32_t*);                           \
+  template void kernel<3, double>(const CellKeyInput<3, double>&, std::size_t, std::size_t, \
+                                  std::uint64_t*, std::uint32_t*);
+
 }  // namespace spatialhash::detail

@@ -92,13 +92,6 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
   cell_keys_scalar(input, i, end, keys, order);
 }
 
-template void cell_keys_avx2<2, float>(const CellKeyInput<2, float>&, std::size_t, std::size_t,
-                                       std::uint64_t*, std::uint32_t*);
-template void cell_keys_avx2<2, double>(const CellKeyInput<2, double>&, std::size_t, std::size_t,
-                                        std::uint64_t*, std::uint32_t*);
-template void cell_keys_avx2<3, float>(const CellKeyInput<3, float>&, std::size_t, std::size_t,
-                                       std::uint64_t*, std::uint32_t*);
-template void cell_keys_avx2<3, double>(const CellKeyInput<3, double>&, std::size_t, std::size_t,
-                                        std::uint64_t*, std::uint32_t*);
+SPATIALHASH_INSTANTIATE_CELL_KEYS(cell_keys_avx2)
 
 }  // namespace spatialhash::detail
