@@ -11,11 +11,12 @@
 namespace bench {
 
 /// One spatialhash engine through the public API: spatialhash::Index with
-/// Options{.engine = engine, .threads = threads}. Ball queries use Index::for_each_in_ball_batch
+/// Options{.engine = engine, .threads = threads}; list operations (rebuild_lists, step_lists,
+/// ball) pass ListOptions{.low_memory = low_memory}. Ball queries use Index::for_each_in_ball_batch
 /// from an OpenMP loop over the queries (the library's ball query is thread-safe).
 template <int Dim, class T>
-Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem, Op op, int threads,
-                     const RepPolicy& policy);
+Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<Dim, T>& problem,
+                     Op op, int threads, const RepPolicy& policy);
 
 /// nanoflann's KDTreeSingleIndexAdaptor (single-threaded build, leaves of `leaf_size` points),
 /// searched with a result set that keeps d2 <= r*r (nanoflann's own RadiusResultSet keeps only

@@ -55,6 +55,8 @@ struct Contender {
   std::string name;
   bool ours = true;
   spatialhash::Engine engine = spatialhash::Engine::automatic;
+  /// Lists with ListOptions::low_memory (the contender "low_memory": cell_list counting first).
+  bool low_memory = false;
   std::size_t cap = SIZE_MAX;
 };
 
@@ -63,7 +65,7 @@ spatialhash::Engine parse_engine_name(const std::string& name) {
   try {
     return spatialhash::parse_engine(name);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(e.what()) + ", or nanoflann");
+    throw std::invalid_argument(std::string(e.what()) + ", or nanoflann, or low_memory");
   }
 }
 
@@ -88,8 +90,9 @@ std::vector<Contender> select_contenders(const Settings& s) {
     const auto eq = c.find('=');
     if (eq == std::string::npos) throw std::invalid_argument("--cap wants ENGINE=SIZE, got " + c);
     const std::string value = c.substr(eq + 1);
-    if (c.substr(0, eq) != "nanoflann") parse_engine_name(c.substr(0, eq));  // known name?
-    caps[c.substr(0, eq)] = value == "none" ? SIZE_MAX : parse_count(value);
+    const std::string engine = c.substr(0, eq);
+    if (engine != "nanoflann" && engine != "low_memory") parse_engine_name(engine);  // known?
+    caps[engine] = value == "none" ? SIZE_MAX : parse_count(value);
   }
   std::vector<Contender> out;
   for (const std::string& name : names) {
@@ -100,6 +103,9 @@ std::vector<Contender> select_contenders(const Settings& s) {
     c.name = name;
     if (name == "nanoflann") {
       c.ours = false;
+    } else if (name == "low_memory") {
+      c.engine = spatialhash::Engine::cell_list;
+      c.low_memory = true;
     } else {
       c.engine = parse_engine_name(name);
     }
@@ -237,7 +243,7 @@ class Harness {
           }
           const std::function<Measurement()> body = [&] {
             warm_up_threads(threads);
-            return c.ours ? run_ours<Dim, T>(c.engine, problem, op, threads, policy)
+            return c.ours ? run_ours<Dim, T>(c.engine, c.low_memory, problem, op, threads, policy)
                           : run_nanoflann<Dim, T>(problem, op, threads, policy, s_.nanoflann_leaf);
           };
           if (!s_.no_warm_memory) warm_up_memory(warm_memory_bytes(problem.size()));
@@ -295,7 +301,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--engines", s.engines,
                  "all, or a list of: cell_list dense_grid hashed_grid cell_hash sorted_index "
-                 "multimap brute_force automatic nanoflann")
+                 "multimap brute_force automatic nanoflann low_memory (cell_list's lists with "
+                 "ListOptions::low_memory)")
       ->delimiter(',');
   app.add_option("--ops", s.ops,
                  "all, or a list of: build rebuild_lists step_lists pairs counts ball")

@@ -8,10 +8,11 @@
 namespace bench {
 
 template <int Dim, class T>
-Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem, Op op, int threads,
-                     const RepPolicy& policy) {
+Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<Dim, T>& problem,
+                     Op op, int threads, const RepPolicy& policy) {
   using Index = spatialhash::Index<Dim, T>;
   const spatialhash::Options options{.engine = engine, .threads = threads};
+  const spatialhash::ListOptions list_options{.low_memory = low_memory};
   Measurement m;
   switch (op) {
     case Op::build: {
@@ -28,7 +29,7 @@ Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem,
         kept = {};  // free the previous lists before the clock starts
         const Timer timer;
         const Index index(problem.coords, problem.radius, options);
-        spatialhash::NeighborLists lists = index.neighbor_lists();
+        spatialhash::NeighborLists lists = index.neighbor_lists(list_options);
         const double ms = timer.ms();
         kept = std::move(lists);
         return ms;
@@ -41,7 +42,7 @@ Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem,
       m.ms = repeat(policy, [&] {
         const Timer timer;
         const Index index(problem.coords, problem.radius, options);
-        index.neighbor_lists(lists);
+        index.neighbor_lists(lists, list_options);
         return timer.ms();
       });
       m.digest = digest_lists(lists);
@@ -84,7 +85,8 @@ Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem,
         // All queries at once (Index::cross, CSR lists: the engines batch them where they
         // can); a row's length is its query's count.
         const auto lists = index.cross(spatialhash::PointsView<Dim, double>(
-            problem.queries.data(), problem.queries.size() / Dim));
+                                           problem.queries.data(), problem.queries.size() / Dim),
+                                       list_options);
         const double ms = timer.ms();
         for (std::int64_t q = 0; q < queries; ++q) {
           hits[q] = static_cast<std::uint32_t>(lists.count(static_cast<std::size_t>(q)));
@@ -98,8 +100,8 @@ Measurement run_ours(spatialhash::Engine engine, const Problem<Dim, T>& problem,
   return m;
 }
 
-#define BENCH_INSTANTIATE(D, T)                                                           \
-  template Measurement run_ours<D, T>(spatialhash::Engine, const Problem<D, T>&, Op, int, \
+#define BENCH_INSTANTIATE(D, T)                                                                 \
+  template Measurement run_ours<D, T>(spatialhash::Engine, bool, const Problem<D, T>&, Op, int, \
                                       const RepPolicy&);
 BENCH_INSTANTIATE(2, float)
 BENCH_INSTANTIATE(2, double)

@@ -1,5 +1,7 @@
 // `spatialhash lists`: the full neighbor list of every point (CSR). Results estimated to fit the
-// --max-buffer budget come from the library's parallel neighbor_lists(); larger ones stream row
+// --max-buffer budget come from the library's parallel neighbor_lists(): its default search
+// holds the lists twice for a moment, its low-memory one (ListOptions::low_memory) once plus
+// 12 bytes per point, so a result that fits only once takes the latter. Larger ones stream row
 // by row from parallel blocks of ball queries.
 #include "command_run.hpp"
 #include "search_rows.hpp"
@@ -18,13 +20,18 @@ void run_lists(const SearchOptions& options) {
     using T = typename decltype(coords)::value_type;
     const auto index = run.build<Dim, T>(coords, options.radius);
     const auto writer = make_row_writer(run.output(), run.writer_setup(n));
-    if (run.fits_in_memory(n * (sample_mean_neighbors(index, coords) *
-                                    (sizeof(index_t) + (options.distances ? 8.0 : 0.0)) +
-                                8.0))) {
-      run.phase("search");
+    const double rows = static_cast<double>(n);
+    const double bytes = rows * (sample_mean_neighbors(index, coords) *
+                                     (sizeof(index_t) + (options.distances ? 8.0 : 0.0)) +
+                                 sizeof(std::size_t));
+    const bool buffered = run.fits_in_memory(2.0 * bytes);
+    if (buffered || run.fits_in_memory(bytes + 12.0 * rows)) {
+      run.phase(buffered ? "search" : "low-memory search");
       const NeighborLists lists = run.progress().while_running("searching", [&] {
-        return index.neighbor_lists(ListOptions{
-            .radius = kIndexRadius, .sorted = true, .with_distances = options.distances});
+        return index.neighbor_lists(ListOptions{.radius = kIndexRadius,
+                                                .sorted = true,
+                                                .with_distances = options.distances,
+                                                .low_memory = !buffered});
       });
       run.phase("write");
       run.progress().start("writing", n, ProgressUnit::points);

@@ -22,7 +22,8 @@ void run_pairs(const PairsOptions& options) {
     const auto index = run.build<Dim, T>(coords, search.radius);
     const auto writer = make_pair_writer(run.output(), run.writer_setup(n));
     const double pair_bytes = sizeof(Pair) + (search.distances ? 8.0 : 0.0);
-    if (options.sort || run.fits_in_memory(static_cast<double>(n) / 2.0 *
+    // The library's pair list may hold up to twice its result while assembling it.
+    if (options.sort || run.fits_in_memory(static_cast<double>(n) *
                                            sample_mean_neighbors(index, coords) * pair_bytes)) {
       run.phase("search");
       const PairList list = run.progress().while_running("searching", [&] {

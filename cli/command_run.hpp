@@ -55,10 +55,10 @@ class CommandRun {
         "indexing", [&] { return build_index<Dim, T>(coords, radius, index_options()); });
   }
 
-  /// Whether a result of about `bytes` may be built in memory (--max-buffer). The library's
-  /// array queries may hold up to twice their result while assembling it; that is allowed for.
+  /// Whether `bytes` of memory for a result may be used (--max-buffer). The caller counts what
+  /// the library holds while assembling it (the array queries may hold the result twice).
   bool fits_in_memory(double bytes) const {
-    return 2.0 * bytes <= options_.max_buffer_mib * 1024.0 * 1024.0;
+    return bytes <= options_.max_buffer_mib * 1024.0 * 1024.0;
   }
 
   /// Ends the current phase (if any) and starts timing `name`.

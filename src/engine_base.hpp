@@ -17,6 +17,15 @@
 
 namespace spatialhash::detail {
 
+/// A list search as the engines receive it: ListOptions with the radius checked and resolved.
+struct ListRequest {
+  double radius = 0.0;
+  bool with_distances = false;
+  /// ListOptions::low_memory: no result buffers beyond the output (engines that buffer rows
+  /// count first instead).
+  bool low_memory = false;
+};
+
 /// What every engine is built from: the caller's points, the index radius, the thread count and
 /// the cell lattice (edge r * GridGeometry::kCellMargin over the points' bounding box).
 template <int Dim, class T>
@@ -89,11 +98,11 @@ class EngineBase {
 
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
-  virtual void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const;
-  /// Row q of `out`: the indices of the indexed points within `radius` of queries[q], no
-  /// distances (every member of `out` is overwritten). The default counts, then fills, one
-  /// ball_indices() per query and pass.
-  virtual void cross_lists(std::span<const Position> queries, double radius,
+  virtual void neighbor_lists(const ListRequest& request, NeighborLists& out) const;
+  /// Row q of `out`: the indices of the indexed points within request.radius of queries[q], no
+  /// distances whatever the request says (every member of `out` is overwritten). The default
+  /// counts, then fills, one ball_indices() per query and pass.
+  virtual void cross_lists(std::span<const Position> queries, const ListRequest& request,
                            NeighborLists& out) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
   virtual void pair_output(double radius, PairOutput& out) const;

@@ -24,8 +24,9 @@ void EngineBase<Dim, T>::neighbor_counts(double radius, std::span<index_t> count
 }
 
 template <int Dim, class T>
-void EngineBase<Dim, T>::neighbor_lists(double radius, bool with_distances,
-                                        NeighborLists& lists) const {
+void EngineBase<Dim, T>::neighbor_lists(const ListRequest& request, NeighborLists& lists) const {
+  const double radius = request.radius;
+  const bool with_distances = request.with_distances;
   const std::size_t n = context_.points.size();
   std::vector<index_t> counts(n);
   neighbor_counts(radius, counts);
@@ -62,8 +63,9 @@ void EngineBase<Dim, T>::ball_indices(const Position& center, double radius,
 }
 
 template <int Dim, class T>
-void EngineBase<Dim, T>::cross_lists(std::span<const Position> queries, double radius,
+void EngineBase<Dim, T>::cross_lists(std::span<const Position> queries, const ListRequest& request,
                                      NeighborLists& out) const {
+  const double radius = request.radius;
   const auto m = static_cast<std::int64_t>(queries.size());
   out.offsets.assign(queries.size() + 1, 0);
   out.distances.clear();

@@ -189,7 +189,9 @@ NeighborLists Index<Dim, T>::neighbor_lists(const ListOptions& options) const {
 template <int Dim, class T>
 void Index<Dim, T>::neighbor_lists(NeighborLists& out, const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  engine_->neighbor_lists(r, options.with_distances, out);
+  engine_->neighbor_lists(
+      {.radius = r, .with_distances = options.with_distances, .low_memory = options.low_memory},
+      out);
   if (options.sorted) detail::sort_rows(out, threads());
 }
 
@@ -248,7 +250,7 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
     }
   }
   NeighborLists lists;
-  engine_->cross_lists(positions, r, lists);
+  engine_->cross_lists(positions, {.radius = r, .low_memory = options.low_memory}, lists);
   if (options.with_distances) {
     // Each row again, from a ball query that carries the engine's distances (a periodic index
     // measures across the box): the same neighbors, so the row's room fits them exactly.

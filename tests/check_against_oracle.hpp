@@ -215,6 +215,12 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     ASSERT_EQ(unsorted.size(), n);
     ASSERT_EQ(unsorted.offsets[n], unsorted.indices.size());
     ASSERT_TRUE(unsorted.distances.empty());
+    // The low-memory form (count first, then each row in place) runs the same search: the same
+    // rows in the same order, checked against the oracle below.
+    const auto low = index.neighbor_lists({.with_distances = true, .low_memory = true});
+    ASSERT_EQ(low.size(), n);
+    ASSERT_EQ(low.offsets[n], low.indices.size());
+    ASSERT_EQ(low.distances.size(), low.indices.size());
     auto counts = index.neighbor_counts();
     ASSERT_EQ(counts.size(), n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -230,6 +236,18 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                                     unsorted.indices.begin() + unsorted.offsets[i + 1]);
       std::sort(urow.begin(), urow.end());
       ASSERT_EQ(urow, want_lists[i]) << "unsorted list of point " << i;
+      std::vector<std::pair<std::size_t, double>> low_row;
+      for (std::size_t k = low.offsets[i]; k < low.offsets[i + 1]; ++k) {
+        low_row.emplace_back(low.indices[k], low.distances[k]);
+      }
+      std::sort(low_row.begin(), low_row.end());
+      ASSERT_EQ(low_row.size(), want_lists[i].size()) << "low-memory list of point " << i;
+      for (std::size_t k = 0; k < low_row.size(); ++k) {
+        const std::size_t j = want_lists[i][k];
+        ASSERT_EQ(low_row[k].first, j) << "low-memory list of point " << i;
+        ASSERT_EQ(low_row[k].second,
+                  std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim])));
+      }
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
     }
   }
@@ -273,8 +291,11 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                                      {.sorted = true});
     const auto cross_f = index.cross(spatialhash::PointsView<Dim, float>(qf.data(), probes.size()),
                                      {.sorted = true});
+    const auto cross_low = index.cross(
+        spatialhash::PointsView<Dim, double>(qd.data(), probes.size()), {.low_memory = true});
     const std::vector<double> qf_exact(qf.begin(), qf.end());
     ASSERT_EQ(cross_d.size(), probes.size());
+    ASSERT_EQ(cross_low.size(), probes.size());
     // The callback forms give the same rows, with exact squared distances.
     std::vector<std::vector<std::size_t>> by_callback(probes.size());
     index.for_each_cross(spatialhash::PointsView<Dim, double>(qd.data(), probes.size()),
@@ -289,6 +310,10 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                                    cross_d.indices.begin() + cross_d.offsets[q + 1]);
       ASSERT_EQ(row, oracle::ball<Dim>(exact, probes[q], r)) << "cross row " << q;
       ASSERT_EQ(by_callback[q], row) << "callback cross row " << q;
+      std::vector<std::size_t> low_row(cross_low.indices.begin() + cross_low.offsets[q],
+                                       cross_low.indices.begin() + cross_low.offsets[q + 1]);
+      std::sort(low_row.begin(), low_row.end());
+      ASSERT_EQ(low_row, row) << "low-memory cross row " << q;
       std::array<double, Dim> pf;
       for (int k = 0; k < Dim; ++k) pf[k] = qf_exact[q * Dim + k];
       std::vector<std::size_t> rowf(cross_f.indices.begin() + cross_f.offsets[q],

@@ -158,9 +158,11 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
     for (auto& row : want_lists) std::sort(row.begin(), row.end());
     const auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
     const auto unsorted = index.neighbor_lists();
+    const auto low = index.neighbor_lists({.sorted = true, .low_memory = true});
     const auto counts = index.neighbor_counts();
     ASSERT_EQ(lists.size(), n);
     ASSERT_EQ(unsorted.size(), n);
+    ASSERT_EQ(low.size(), n);
     // The distance of pair (i, j) as the oracle decided it (from the smaller index's side).
     std::map<std::pair<std::size_t, std::size_t>, double> distance;
     for (const auto& p : want) distance[{p.first, p.second}] = std::sqrt(p.distance_squared);
@@ -177,6 +179,9 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
                                     unsorted.indices.begin() + unsorted.offsets[i + 1]);
       std::sort(urow.begin(), urow.end());
       ASSERT_EQ(urow, want_lists[i]) << "unsorted list of point " << i;
+      const std::vector<std::size_t> low_row(low.indices.begin() + low.offsets[i],
+                                             low.indices.begin() + low.offsets[i + 1]);
+      ASSERT_EQ(low_row, want_lists[i]) << "low-memory list of point " << i;
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
     }
   }

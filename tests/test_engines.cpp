@@ -105,7 +105,8 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
 
 TEST_P(EngineTest, CrossManyQueries) {
   // Enough query positions for several parallel work units of a batched cross search, inside
-  // the points' box, around it and far outside; rows compared as sets with the oracle's balls.
+  // the points' box, around it and far outside; rows compared as sets with the oracle's balls,
+  // buffered and with low_memory.
   const auto d = datasets::uniform<3>(6000, 12.0, 1.1, 21);
   std::mt19937_64 g(22);
   std::uniform_real_distribution<double> around(-3.0, 15.0);
@@ -114,14 +115,18 @@ TEST_P(EngineTest, CrossManyQueries) {
     for (int k = 0; k < 3; ++k) queries.push_back(q % 97 == 0 ? 1e6 : around(g));
   }
   const spatialhash::Index<3, double> index(std::span<const double>(d.xyz), d.radius, GetParam());
-  const auto lists = index.cross(spatialhash::PointsView<3, double>(queries.data(), 5000));
-  ASSERT_EQ(lists.size(), 5000u);
-  for (std::size_t q = 0; q < 5000; ++q) {
-    std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
-                                 lists.indices.begin() + lists.offsets[q + 1]);
-    std::sort(row.begin(), row.end());
-    const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
-    ASSERT_EQ(row, oracle::ball<3>(d.xyz, center, d.radius)) << "cross row " << q;
+  for (const bool low_memory : {false, true}) {
+    const auto lists = index.cross(spatialhash::PointsView<3, double>(queries.data(), 5000),
+                                   {.low_memory = low_memory});
+    ASSERT_EQ(lists.size(), 5000u);
+    for (std::size_t q = 0; q < 5000; ++q) {
+      std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
+                                   lists.indices.begin() + lists.offsets[q + 1]);
+      std::sort(row.begin(), row.end());
+      const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
+      ASSERT_EQ(row, oracle::ball<3>(d.xyz, center, d.radius))
+          << "cross row " << q << (low_memory ? " (low memory)" : "");
+    }
   }
 }
 

@@ -57,7 +57,7 @@ class Driven {
 
   spatialhash::NeighborLists lists_at(double radius) const {
     spatialhash::NeighborLists lists;
-    engine_->neighbor_lists(radius, false, lists);
+    engine_->neighbor_lists({.radius = radius}, lists);
     return lists;
   }
 

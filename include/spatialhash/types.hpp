@@ -182,6 +182,12 @@ struct ListOptions {
   bool sorted = false;
   /// Also return the distance of each neighbor.
   bool with_distances = false;
+  /// Trade speed for memory: the default engine searches into per-thread buffers and then copies
+  /// each row into place, so for a moment it holds the lists twice; with low_memory it searches
+  /// twice instead (once to count, once writing each row in place) and holds nothing beyond the
+  /// output but about 12 bytes per row. Same lists either way; 1.2-1.6x slower (measured:
+  /// docs/benchmarks.md).
+  bool low_memory = false;
 };
 
 }  // namespace spatialhash

@@ -281,7 +281,12 @@ class Index:
     # ---- native extras --------------------------------------------------------------------------
 
     def neighbor_lists(
-        self, r: Optional[float] = None, *, sort: bool = False, return_distances: bool = False
+        self,
+        r: Optional[float] = None,
+        *,
+        sort: bool = False,
+        return_distances: bool = False,
+        low_memory: bool = False,
     ) -> Union[Tuple[IntArray, IntArray], Tuple[IntArray, IntArray, FloatArray]]:
         """Neighbors of every indexed point in compressed sparse row form.
 
@@ -290,9 +295,13 @@ class Index:
         are symmetric and exclude the point itself. With ``sort=True`` each list is ascending
         (otherwise its order is the engine's). With ``return_distances=True`` a third float64
         array gives the distance of each entry of `indices`.
+
+        ``low_memory=True`` searches twice (once to count, once writing each row in place)
+        instead of collecting rows in per-thread buffers first: the same lists, about 1.3-1.6x
+        slower, without a transient copy of the lists (4 bytes per entry) on top of the result.
         """
         offsets, indices, distances = self._core.neighbor_lists(
-            as_radius(r, self.radius), bool(sort), bool(return_distances)
+            as_radius(r, self.radius), bool(sort), bool(return_distances), bool(low_memory)
         )
         if return_distances:
             return offsets, indices, distances

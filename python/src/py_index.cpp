@@ -135,10 +135,11 @@ class PyIndex {
     return py::make_tuple(pairs, distances_or_none(std::move(list.distances), with_distances));
   }
 
-  py::tuple neighbor_lists(double radius, bool sorted, bool with_distances) const {
-    NeighborLists lists = search([&](const AnyIndex& index) {
-      return index.neighbor_lists(list_options(radius, sorted, with_distances));
-    });
+  py::tuple neighbor_lists(double radius, bool sorted, bool with_distances, bool low_memory) const {
+    ListOptions options = list_options(radius, sorted, with_distances);
+    options.low_memory = low_memory;
+    NeighborLists lists =
+        search([&](const AnyIndex& index) { return index.neighbor_lists(options); });
     return csr_to_numpy(std::move(lists), with_distances, threads());
   }
 
@@ -224,7 +225,8 @@ void bind_index(py::module_& module) {
       .def("pairs", &PyIndex::pairs, py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), "(pairs (m, 2) int64, distances float64 or None)")
       .def("neighbor_lists", &PyIndex::neighbor_lists, py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"), "(offsets int64, indices int64, distances or None)")
+           py::arg("with_distances"), py::arg("low_memory"),
+           "(offsets int64, indices int64, distances or None)")
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), "CSR neighbors of each query position, one radius")

@@ -133,10 +133,11 @@ def test_native_extras_match_oracle(kind, dim, dtype):
     index = spatialhash.Index(points, r)
     expected_lists = oracle_np.neighbor_sets(points, r)
 
-    offsets, indices = index.neighbor_lists(sort=True)
-    assert offsets.dtype == indices.dtype == np.int64
-    assert len(offsets) == N + 1 and offsets[0] == 0 and offsets[-1] == len(indices)
-    assert [indices[offsets[i] : offsets[i + 1]].tolist() for i in range(N)] == expected_lists
+    for low_memory in (False, True):
+        offsets, indices = index.neighbor_lists(sort=True, low_memory=low_memory)
+        assert offsets.dtype == indices.dtype == np.int64
+        assert len(offsets) == N + 1 and offsets[0] == 0 and offsets[-1] == len(indices)
+        assert [indices[offsets[i] : offsets[i + 1]].tolist() for i in range(N)] == expected_lists
 
     offsets, indices, distances = index.neighbor_lists(return_distances=True)
     rows = np.repeat(np.arange(N), np.diff(offsets))

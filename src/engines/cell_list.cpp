@@ -246,25 +246,26 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
-  void neighbor_lists(double radius, bool with_distances, NeighborLists& lists) const override {
-    const Search search{band_for(radius), radius * radius};
+  void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
+    const Search search{band_for(request.radius), request.radius * request.radius};
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     collect_rows(
         blocks, layout_.order, layout_.size(), estimated_list_entries(search, Stencil::full),
         [&](std::int64_t b) {
           return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
         },
-        [&](std::int64_t b, CellWork<Dim>& work, auto&& emit) {
-          search_block(b, Stencil::full, Ids::original, search, work, emit);
+        [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
+          search_block(b, Stencil::full, count_only ? Ids::none : Ids::original, search, work,
+                       emit);
         },
-        with_distances, lists);
+        request, lists);
   }
 
   /// Queries sorted by cell (Z-order), so that each cell's stencil is gathered once for all its
   /// queries and tested against them kBlockQueries at a time, as in neighbor_lists().
-  void cross_lists(std::span<const Position> queries, double radius,
+  void cross_lists(std::span<const Position> queries, const ListRequest& request,
                    NeighborLists& lists) const override {
-    const Search search{band_for(radius), radius * radius};
+    const Search search{band_for(request.radius), request.radius * request.radius};
     const std::size_t m = queries.size();
     const int threads = this->context_.threads;
     // Each query's sort key: 1 + the Z-order code of its lattice cell, clamped onto the lattice
@@ -339,7 +340,7 @@ class CellList final : public EngineBase<Dim, T> {
           return std::pair{static_cast<std::uint32_t>(u * kUnit),
                            std::min(slots, static_cast<std::uint32_t>((u + 1) * kUnit))};
         },
-        [&](std::int64_t u, CellWork<Dim>& work, auto&& emit) {
+        [&](std::int64_t u, CellWork<Dim>& work, bool count_only, auto&& emit) {
           const auto unit_first = static_cast<std::uint32_t>(u * kUnit);
           const std::uint32_t last = std::min(slots, unit_first + kUnit);
           // The cell of each slot's query, computed once (every slot's query is on the lattice:
@@ -363,7 +364,8 @@ class CellList final : public EngineBase<Dim, T> {
             std::uint32_t end = t + 1;
             if (grid_.reach != 1) {
               while (end < last && cell_at(end) == first) ++end;
-              search_queries(first, queries, query_of.data() + t, end - t, t, search, work, emit);
+              search_queries(first, queries, query_of.data() + t, end - t, t, count_only, search,
+                             work, emit);
               t = end;
               continue;
             }
@@ -378,12 +380,12 @@ class CellList final : public EngineBase<Dim, T> {
               std::uint32_t run_end = t + 1;
               while (run_end < end && cell_at(run_end) == cell) ++run_end;
               filter_queries(queries, query_of.data() + t, run_end - t, t, group.stencil_of(cell),
-                             search, work, emit);
+                             count_only, search, work, emit);
               t = run_end;
             }
           }
         },
-        false, lists);
+        ListRequest{.radius = request.radius, .low_memory = request.low_memory}, lists);
   }
 
   /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
@@ -467,48 +469,71 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
   /// the threads dynamically; unit u covers the slots [slots_of(u).first, .second) and
-  /// run(u, work, emit) must call emit(slot, ids, count) once for each of them, in order. Slot
-  /// t's row is row row_of[t] of `lists` (rows that no slot covers stay empty). Rows go to
-  /// per-thread buffers, each reserved in huge pages for twice its fair share of `estimate`
-  /// entries plus a margin (at most the whole estimate): pages never written cost nothing, and a
-  /// thread that takes more than its share while another is held up by the system still writes
-  /// into huge pages (growable_buffer.hpp; a thread that needs more grows by realloc, in small
-  /// pages; a first reservation stops at kMaxShare entries, 1 GiB, since a sample can overshoot).
-  /// The rows are then copied once into place. With distances, row_of[t] must be an indexed
-  /// point.
+  /// run(u, work, count_only, emit) must call emit(slot, ids, count) once for each of them, in
+  /// order, with the same rows each time it runs (ids null when count_only). Slot t's row is row
+  /// row_of[t] of `lists` (rows that no slot covers stay empty). With distances, row_of[t] must be
+  /// an indexed point.
+  ///
+  /// By default rows go to per-thread buffers, each reserved in huge pages for twice its fair
+  /// share of `estimate` entries plus a margin (at most the whole estimate): pages never written
+  /// cost nothing, and a thread that takes more than its share while another is held up by the
+  /// system still writes into huge pages (growable_buffer.hpp; a thread that needs more grows by
+  /// realloc, in small pages; a first reservation stops at kMaxShare entries, 1 GiB, since a
+  /// sample can overshoot). The rows are then copied once into place. With request.low_memory
+  /// the search runs twice instead: once for the row lengths, once writing each row straight
+  /// into place (no buffers: the peak is the output plus 12 bytes per slot; about 1.3x slower,
+  /// docs/benchmarks.md).
   template <class SlotsOf, class Run>
   void collect_rows(std::int64_t units, std::span<const index_t> row_of, std::size_t rows,
-                    std::size_t estimate, SlotsOf slots_of, Run run, bool with_distances,
+                    std::size_t estimate, SlotsOf slots_of, Run run, const ListRequest& request,
                     NeighborLists& lists) const {
     const int threads = this->context_.threads;
     const std::size_t slots = row_of.size();
-    // A unit's rows are contiguous in its thread's buffer, at unit_begin[u] of unit_thread[u].
-    std::vector<Buffer<index_t>> found(static_cast<std::size_t>(threads));
-    std::vector<std::size_t> unit_begin(static_cast<std::size_t>(units));
-    std::vector<int> unit_thread(static_cast<std::size_t>(units));
     ResultVector<std::uint32_t> row_length;  // per slot; every one is written
     sized_for_overwrite(row_length, slots);
-    constexpr std::size_t kMaxShare = std::size_t{1} << 28;
-    const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
-    const std::size_t share =
-        std::min({kMaxShare, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
+    // Buffered: a unit's rows are contiguous in its thread's buffer, at unit_begin[u] of
+    // unit_thread[u].
+    std::vector<Buffer<index_t>> found;
+    std::vector<std::size_t> unit_begin;
+    std::vector<int> unit_thread;
+    if (request.low_memory) {
 #pragma omp parallel num_threads(threads)
-    {
-      const int t = thread_id();
-      Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
-      out.reserve_more(share);
-      advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
-      CellWork<Dim> work;
+      {
+        CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
-      for (std::int64_t u = 0; u < units; ++u) {
-        unit_begin[u] = out.size();
-        unit_thread[u] = t;
-        run(u, work, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
-          // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
-          copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
-          out.grow(length);
-          row_length[slot] = length;
-        });
+        for (std::int64_t u = 0; u < units; ++u) {
+          run(u, work, true, [&](std::uint32_t slot, const std::uint32_t*, std::uint32_t length) {
+            row_length[slot] = length;
+          });
+        }
+      }
+    } else {
+      found.resize(static_cast<std::size_t>(threads));
+      unit_begin.resize(static_cast<std::size_t>(units));
+      unit_thread.resize(static_cast<std::size_t>(units));
+      constexpr std::size_t kMaxShare = std::size_t{1} << 28;
+      const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
+      const std::size_t share =
+          std::min({kMaxShare, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
+#pragma omp parallel num_threads(threads)
+      {
+        const int t = thread_id();
+        Buffer<index_t>& out = found[static_cast<std::size_t>(t)];
+        out.reserve_more(share);
+        advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
+        CellWork<Dim> work;
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t u = 0; u < units; ++u) {
+          unit_begin[u] = out.size();
+          unit_thread[u] = t;
+          run(u, work, false,
+              [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+                // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
+                copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
+                out.grow(length);
+                row_length[slot] = length;
+              });
+        }
       }
     }
     if (slots < rows) {
@@ -522,7 +547,7 @@ class CellList final : public EngineBase<Dim, T> {
     for (std::int64_t t = 0; t < signed_slots; ++t) lists.offsets[row_of[t] + 1] = row_length[t];
     parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
     sized_for_overwrite(lists.indices, lists.offsets[rows]);
-    sized_for_overwrite(lists.distances, with_distances ? lists.offsets[rows] : 0);
+    sized_for_overwrite(lists.distances, request.with_distances ? lists.offsets[rows] : 0);
     // Where each row goes, by slot: scattered reads, but independent ones that the processor
     // overlaps (in the copy below they would sit in a chain before each store).
     ResultVector<std::size_t> row_start;
@@ -530,6 +555,41 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
     const auto& points = this->context_.points;
+    const auto place_row = [&](std::uint32_t t, const index_t* source) {
+      const std::size_t dst = row_start[t];
+      copy_exact(lists.indices.data() + dst, source, row_length[t]);
+      if (request.with_distances) {
+        for (std::uint32_t k = 0; k < row_length[t]; ++k) {
+          lists.distances[dst + k] = std::sqrt(distance_squared(points, row_of[t], source[k]));
+        }
+      }
+    };
+    if (request.low_memory) {
+      std::atomic<bool> repeated = true;
+#pragma omp parallel num_threads(threads)
+      {
+        CellWork<Dim> work;
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t u = 0; u < units; ++u) {
+          run(u, work, false,
+              [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+                // The second search repeats the first exactly; never write past the row even so.
+                if (length != row_length[slot]) {
+                  repeated = false;
+                  return;
+                }
+                // Rows land at scattered places: the destination kAhead slots on is prefetched.
+                constexpr std::uint32_t kAhead = 16;
+                if (slot + kAhead < slots) {
+                  __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
+                }
+                place_row(slot, ids);
+              });
+        }
+      }
+      if (!repeated) throw std::logic_error("spatialhash: the list search was not repeatable");
+      return;
+    }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (std::int64_t u = 0; u < units; ++u) {
       const index_t* source =
@@ -540,41 +600,40 @@ class CellList final : public EngineBase<Dim, T> {
       constexpr std::uint32_t kAhead = 8;
       for (std::uint32_t t = first; t < last; ++t) {
         if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
-        const std::size_t dst = row_start[t];
-        copy_exact(lists.indices.data() + dst, source, row_length[t]);
-        if (with_distances) {
-          for (std::uint32_t k = 0; k < row_length[t]; ++k) {
-            lists.distances[dst + k] = std::sqrt(distance_squared(points, row_of[t], source[k]));
-          }
-        }
+        place_row(t, source);
         source += row_length[t];
       }
     }
   }
 
   /// Searches `count` query positions, all in lattice cell `cell`: queries[query_of[0 .. count)],
-  /// reported to emit as slots first_slot, first_slot + 1, ... (no self exclusion).
+  /// reported to emit as slots first_slot, first_slot + 1, ... (no self exclusion; null rows
+  /// with count_only).
   template <class Emit>
   void search_queries(const Cell<Dim>& cell, std::span<const Position> queries,
                       const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
-                      const Search& search, CellWork<Dim>& work, Emit&& emit) const {
+                      bool count_only, const Search& search, CellWork<Dim>& work,
+                      Emit&& emit) const {
     std::array<Range, kStencil> ranges;
     const int found = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
     gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), work.g,
            Ids::original);
     filter_queries(queries, query_of, count, first_slot,
-                   Range{0, static_cast<std::uint32_t>(work.g.size)}, search, work, emit);
+                   Range{0, static_cast<std::uint32_t>(work.g.size)}, count_only, search, work,
+                   emit);
   }
 
   /// Tests the query positions queries[query_of[0 .. count)] against the gathered candidates
-  /// `candidates` (a range of work.g), reporting them to emit as slots first_slot, ...
+  /// `candidates` (a range of work.g), reporting them to emit as slots first_slot, ... (null
+  /// rows with count_only).
   template <class Emit>
   void filter_queries(std::span<const Position> queries, const index_t* query_of,
                       std::uint32_t count, std::uint32_t first_slot, Range candidates,
-                      const Search& search, CellWork<Dim>& work, Emit&& emit) const {
+                      bool count_only, const Search& search, CellWork<Dim>& work,
+                      Emit&& emit) const {
     const auto& points = this->context_.points;
     filter_gathered(
-        work, false, count, search,
+        work, count_only, count, search,
         [&](std::uint32_t p0, QueryBlock<Dim>& block) {
           block.after = false;
           for (int q = 0; q < block.count; ++q) {
@@ -803,11 +862,11 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
-    if (stencil == Stencil::full && ids == Ids::original && grid_.reach == 1) {
+    if (stencil == Stencil::full && ids != Ids::sorted_position && grid_.reach == 1) {
       for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1];) {
         std::uint32_t end = c + 1;
         while (end < blocks_[b + 1] && same_parent(c, end)) ++end;
-        search_group(c, end, search, work, emit);
+        search_group(c, end, ids == Ids::none, search, work, emit);
         c = end;
       }
       return;
@@ -835,9 +894,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// copy holds the stencil's cross-section at union coordinate z' along the last axis, its
   /// 3^(Dim-1) cells x fastest. The stencil of a cell at offset z along the last axis is rows z ..
   /// z+2 of its copy: one contiguous range, as in search_cell(). A full 3D group gathers 18 cells
-  /// per cell instead of 27, and looks up 8 instead of 27.
+  /// per cell instead of 27, and looks up 8 instead of 27. A count search (count_only) reports
+  /// counts with null rows.
   template <class Emit>
-  void search_group(std::uint32_t first, std::uint32_t last, const Search& search,
+  void search_group(std::uint32_t first, std::uint32_t last, bool count_only, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
     GroupCopies needs{};
     for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cell_of(c))] = true;
@@ -848,7 +908,7 @@ class CellList final : public EngineBase<Dim, T> {
       const std::uint32_t own = group.own_of(cell_of(c));
       const std::uint32_t cell_first = layout_.cell_start[c];
       filter_gathered(
-          work, false, layout_.cell_start[c + 1] - cell_first, search,
+          work, count_only, layout_.cell_start[c + 1] - cell_first, search,
           [&](std::uint32_t p0, QueryBlock<Dim>& block) {
             block.after = false;
             for (int q = 0; q < block.count; ++q) {

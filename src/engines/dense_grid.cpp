@@ -108,9 +108,10 @@ class DenseGrid final : public EngineBase<Dim, T> {
                          neighbor_visitor(radius));
   }
 
-  void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const override {
-    grid_neighbor_lists(std::span<const index_t>(grid_.sorted_ids), with_distances,
-                        this->context_.threads, neighbor_visitor(radius), out);
+  /// Counts first, then fills each row in place: never more memory than the output.
+  void neighbor_lists(const ListRequest& request, NeighborLists& out) const override {
+    grid_neighbor_lists(std::span<const index_t>(grid_.sorted_ids), request.with_distances,
+                        this->context_.threads, neighbor_visitor(request.radius), out);
   }
 
  private:

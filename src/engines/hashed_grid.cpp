@@ -105,9 +105,10 @@ class HashedGrid final : public EngineBase<Dim, T> {
                          this->context_.threads, neighbor_visitor(radius));
   }
 
-  void neighbor_lists(double radius, bool with_distances, NeighborLists& out) const override {
-    grid_neighbor_lists(std::span<const index_t>(table_.sorted_ids), with_distances,
-                        this->context_.threads, neighbor_visitor(radius), out);
+  /// Counts first, then fills each row in place: never more memory than the output.
+  void neighbor_lists(const ListRequest& request, NeighborLists& out) const override {
+    grid_neighbor_lists(std::span<const index_t>(table_.sorted_ids), request.with_distances,
+                        this->context_.threads, neighbor_visitor(request.radius), out);
   }
 
  private:

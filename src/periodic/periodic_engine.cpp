@@ -85,9 +85,9 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// such ghost entry is mirrored into row j, replacing row j's own view of the ghost of i
   /// (evaluated from the other side, it may round differently at a tie). Rows list kept entries
   /// first, mirrored ones after them in no fixed order.
-  void neighbor_lists(double radius, bool with_distances, NeighborLists& lists) const override {
+  void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
     NeighborLists inner;
-    inner_->neighbor_lists(radius, with_distances, inner);
+    inner_->neighbor_lists(request, inner);
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
     const auto rows = static_cast<std::int64_t>(n);
@@ -112,7 +112,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     for (std::size_t i = 0; i < n; ++i)
       lists.offsets[i + 1] = lists.offsets[i] + kept[i] + mirrored[i];
     lists.indices.resize(lists.offsets[n]);
-    lists.distances.resize(with_distances ? lists.offsets[n] : 0);
+    lists.distances.resize(request.with_distances ? lists.offsets[n] : 0);
     // Pass 2: fill; mirrored[j] becomes the cursor of row j's mirrored part.
     std::fill(mirrored.begin(), mirrored.end(), index_t{0});
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
@@ -123,14 +123,14 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
         const index_t j = images.original(id);
         if (images.is_ghost(id) && !(static_cast<index_t>(i) < j)) continue;
         lists.indices[slot] = j;
-        if (with_distances) lists.distances[slot] = inner.distances[k];
+        if (request.with_distances) lists.distances[slot] = inner.distances[k];
         ++slot;
         if (!images.is_ghost(id)) continue;
         const std::size_t mirror =
             lists.offsets[j] + kept[j] +
             std::atomic_ref<index_t>(mirrored[j]).fetch_add(1, std::memory_order_relaxed);
         lists.indices[mirror] = static_cast<index_t>(i);
-        if (with_distances) lists.distances[mirror] = inner.distances[k];
+        if (request.with_distances) lists.distances[mirror] = inner.distances[k];
       }
     }
   }

@@ -176,6 +176,35 @@ TEST_P(Commands, StreamedAndBufferedResultsAgree) {
   }
 }
 
+TEST_P(Commands, ListsEqualTheOracleInEveryMemoryTier) {
+  // A rising --max-buffer budget takes lists through its three ways: streamed rows, the
+  // library's low-memory search (the result fits once, not twice), its buffered one. The phase
+  // names in the summary line say which ran; every way must give the oracle's rows.
+  DataSet d(GetParam(), 300, 8.0, 1.0, 33);
+  const auto lists = oracle_lists(d.xyz, d.dim, d.r);
+  bool streamed = false, low_memory = false, buffered = false;
+  for (double mib = 0.001; mib < 10.0 && !buffered; mib *= 1.1) {
+    const std::string budget = std::to_string(mib);
+    const Result res = run({"lists", d.path, "-r", "1", "--distances", "--max-buffer", budget});
+    ASSERT_EQ(res.exit_code, 0) << res.err;
+    streamed = streamed || res.err.find(" search+write ") != std::string::npos;
+    low_memory = low_memory || res.err.find(" low-memory search ") != std::string::npos;
+    buffered = res.err.find(", search ") != std::string::npos;
+    const auto rows = parse_rows(res.out);
+    ASSERT_EQ(rows.size(), d.n() + 1);
+    for (std::size_t i = 0; i < d.n(); ++i) {
+      ASSERT_EQ(numbers<std::size_t>(rows[i + 1][2]), lists[i]) << "--max-buffer " << budget;
+      const auto distances = numbers<double>(rows[i + 1][3]);
+      for (std::size_t k = 0; k < lists[i].size(); ++k) {
+        ASSERT_EQ(distances.at(k), std::sqrt(distance_squared(d.xyz, d.dim, i, lists[i][k])));
+      }
+    }
+  }
+  EXPECT_TRUE(streamed) << "never streamed";
+  EXPECT_TRUE(low_memory) << "never took the low-memory search";
+  EXPECT_TRUE(buffered) << "never took the buffered search";
+}
+
 TEST_P(Commands, TsvOutputHasTabs) {
   DataSet d(GetParam(), 200, 6.0, 1.0, 27);
   const Result res = run({"pairs", d.path, "-r", "1", "-o", d.dir.file("p.tsv"), "-q"});
