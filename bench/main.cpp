@@ -76,6 +76,7 @@ std::vector<Contender> select_contenders(const Settings& s) {
       for (const auto engine : spatialhash::all_engines()) {
         names.emplace_back(spatialhash::engine_name(engine));
       }
+      names.emplace_back("low_memory");
       names.emplace_back("nanoflann");
     } else {
       names.push_back(e);
