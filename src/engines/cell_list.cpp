@@ -12,10 +12,11 @@
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
-// (collect_rows). Pairs go to a resizable output in one search, each block claiming the next free
-// range with an atomic cursor; to a fixed-size output, counted per block first, then written at
-// their offsets (pair_output). Cross queries are sorted by cell and searched like the points of
-// a cell, by groups of cells as well (cross_lists).
+// (collect_rows); with ListOptions::low_memory a count search comes first and the rows are then
+// written straight into place. Pairs go to a resizable output in one search, each block claiming
+// the next free range with an atomic cursor; to a fixed-size output, counted per block first, then
+// written at their offsets (pair_output). Cross queries are sorted by cell and searched like the
+// points of a cell, by groups of cells as well (cross_lists).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -481,8 +482,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// realloc, in small pages; a first reservation stops at kMaxShare entries, 1 GiB, since a
   /// sample can overshoot). The rows are then copied once into place. With request.low_memory
   /// the search runs twice instead: once for the row lengths, once writing each row straight
-  /// into place (no buffers: the peak is the output plus 12 bytes per slot; about 1.3x slower,
-  /// docs/benchmarks.md).
+  /// into place (no buffers: the peak is the output plus 12 bytes per slot; 1.2-1.6x slower,
+  /// docs/benchmarks.md). The counting search skips the filter's compress and store.
   template <class SlotsOf, class Run>
   void collect_rows(std::int64_t units, std::span<const index_t> row_of, std::size_t rows,
                     std::size_t estimate, SlotsOf slots_of, Run run, const ListRequest& request,
