@@ -497,17 +497,19 @@ class CellList final : public EngineBase<Dim, T> {
     std::vector<Buffer<index_t>> found;
     std::vector<std::size_t> unit_begin;
     std::vector<int> unit_thread;
-    if (request.low_memory) {
+    // Low memory: every unit searched with `emit`, which must only touch its slot's row.
+    const auto search_all_units = [&](bool count_only, const auto& emit) {
 #pragma omp parallel num_threads(threads)
       {
         CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
-        for (std::int64_t u = 0; u < units; ++u) {
-          run(u, work, true, [&](std::uint32_t slot, const std::uint32_t*, std::uint32_t length) {
-            row_length[slot] = length;
-          });
-        }
+        for (std::int64_t u = 0; u < units; ++u) run(u, work, count_only, emit);
       }
+    };
+    if (request.low_memory) {
+      search_all_units(true, [&](std::uint32_t slot, const std::uint32_t*, std::uint32_t length) {
+        row_length[slot] = length;
+      });
     } else {
       found.resize(static_cast<std::size_t>(threads));
       unit_begin.resize(static_cast<std::size_t>(units));
@@ -567,27 +569,22 @@ class CellList final : public EngineBase<Dim, T> {
     };
     if (request.low_memory) {
       std::atomic<bool> repeated = true;
-#pragma omp parallel num_threads(threads)
-      {
-        CellWork<Dim> work;
-#pragma omp for schedule(dynamic, 1)
-        for (std::int64_t u = 0; u < units; ++u) {
-          run(u, work, false,
-              [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
-                // The second search repeats the first exactly; never write past the row even so.
-                if (length != row_length[slot]) {
-                  repeated = false;
-                  return;
-                }
-                // Rows land at scattered places: the destination kAhead slots on is prefetched.
-                constexpr std::uint32_t kAhead = 16;
-                if (slot + kAhead < slots) {
-                  __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
-                }
-                place_row(slot, ids);
-              });
-        }
-      }
+      search_all_units(false,
+                       [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+                         // The second search repeats the first exactly; never write past the row
+                         // even so.
+                         if (length != row_length[slot]) {
+                           repeated = false;
+                           return;
+                         }
+                         // Rows land at scattered places: the destination kAhead slots on is
+                         // prefetched.
+                         constexpr std::uint32_t kAhead = 16;
+                         if (slot + kAhead < slots) {
+                           __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
+                         }
+                         place_row(slot, ids);
+                       });
       if (!repeated) throw std::logic_error("spatialhash: the list search was not repeatable");
       return;
     }
