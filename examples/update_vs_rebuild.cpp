@@ -14,6 +14,11 @@
 // W1 points in random index order and after hilbert_order + apply_permutation; the ratio is
 // shuffled / sorted (best of reps), for the sum alone and for neighbor_lists alone.
 //
+// Part 3, for the default engine on the uniform points: in each step a given share of the
+// points jumps to random places (the rest stay), and update() is timed against a fresh Index,
+// alternating which goes first; medians of reps steps. This is where update() stops paying
+// (the threshold kMaxChangedFraction of cell_list.cpp).
+//
 //   update_vs_rebuild [n=1000000] [reps=5] [threads=0 (all cores)]
 #include <algorithm>
 #include <chrono>
@@ -185,6 +190,44 @@ bool compare_order(std::size_t n, int reps, int threads, std::mt19937_64& g) {
   return agree;
 }
 
+/// Part 3: update() vs rebuild when a share of the points jumps. Returns false if they disagree.
+bool compare_jumps(std::size_t n, int reps, int threads, std::mt19937_64& g) {
+  std::vector<double> xyz = uniform_points(n, g);
+  std::uniform_real_distribution<double> inside(0.0, std::cbrt(static_cast<double>(n)));
+  const spatialhash::Options options{.threads = threads};
+  Index<3, double> index(std::span<const double>(xyz), kRadius, options);
+  std::printf(
+      "\nupdate() vs a fresh Index when a share of the uniform points jumps (median of %d)\n",
+      reps);
+  std::printf("  jumping   update  rebuild  ratio\n");
+  bool agree = true;
+  for (double share : {0.0, 0.01, 0.05, 0.1, 0.15, 0.2, 0.3}) {
+    std::vector<double> update_ms, rebuild_ms;
+    for (int rep = 0; rep < reps; ++rep) {
+      const auto jumping = static_cast<std::size_t>(share * static_cast<double>(n));
+      for (std::size_t k = 0; k < jumping; ++k) {
+        const std::size_t i = g() % n;
+        for (int a = 0; a < 3; ++a) xyz[3 * i + a] = inside(g);
+      }
+      const auto update = [&] { index.update(std::span<const double>(xyz)); };
+      const auto rebuild = [&] {
+        Index<3, double> fresh(std::span<const double>(xyz), kRadius, options);
+      };
+      if (rep % 2 == 0) update_ms.push_back(milliseconds(update));
+      rebuild_ms.push_back(milliseconds(rebuild));
+      if (rep % 2 == 1) update_ms.push_back(milliseconds(update));
+    }
+    const Index<3, double> fresh(std::span<const double>(xyz), kRadius, options);
+    agree = agree && index.neighbor_lists().offsets == fresh.neighbor_lists().offsets;
+    std::sort(update_ms.begin(), update_ms.end());
+    std::sort(rebuild_ms.begin(), rebuild_ms.end());
+    const double u = update_ms[update_ms.size() / 2], r = rebuild_ms[rebuild_ms.size() / 2];
+    std::printf("  %5.0f%%  %8.2f %8.2f %6.2fx\n", 100.0 * share, u, r, r / u);
+  }
+  std::printf("  row lengths after update() %s a fresh Index's\n", agree ? "equal" : "DIFFER FROM");
+  return agree;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -209,5 +252,6 @@ int main(int argc, char** argv) {
     }
   }
   ok = compare_order(n, reps, threads, g) && ok;
+  ok = compare_jumps(n, reps, threads, g) && ok;
   return ok ? 0 : 1;
 }

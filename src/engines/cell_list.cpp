@@ -150,9 +150,9 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
   static constexpr int kDefaultSubdivision = 1;
-  /// update() rebuilds when more than this fraction of the points changed cell (measured:
-  /// docs/benchmarks.md, "Update vs rebuild").
-  static constexpr double kMaxChangedFraction = 0.25;
+  /// update() rebuilds when a sample shows more than this fraction of the points changed cell
+  /// (CellListLayout::update; measured: docs/benchmarks.md, "Update vs rebuild").
+  static constexpr double kMaxChangedFraction = 0.02;
   /// Empty cells added around the bounding box on every side, so that points drifting out of it
   /// stay on the lattice and update() can keep it.
   static constexpr std::int64_t kPaddingCells = 1;

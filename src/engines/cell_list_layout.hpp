@@ -63,9 +63,10 @@ class CellListLayout {
   /// Re-sorts the layout for the moved points of `context` on the same lattice `grid` (the
   /// build's lattice with a new bounding box). Returns UpdateKind::refreshed when no point changed
   /// cell (only the float coordinates are rewritten: O(n), no sort),
-  /// UpdateKind::patched when at most `max_changed_fraction` of the points did (those are
-  /// sorted and merged into the others), and nothing, with the layout unchanged, when more did,
-  /// when a point left the lattice, or when its Morton keys are coarse (then rebuild).
+  /// UpdateKind::patched when few did (those are sorted and merged into the others), and
+  /// nothing, with the layout unchanged, when a sample shows more than `max_changed_fraction`
+  /// of them changed cell or the exact count more than twice that, when a point left the
+  /// lattice, or when its Morton keys are coarse (then rebuild).
   template <class T>
   std::optional<UpdateKind> update(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
                                    double max_changed_fraction, CellListSpare<Dim>& spare);

@@ -1,6 +1,8 @@
 // Incremental update of the cell_list layout for moved points on an unchanged lattice.
 //
 // The sorted positions are split into chunks of whole cells, one unit of parallel work each.
+//   0. In a large set, a sample of the positions first: when it shows too many points changed
+//      cell, the caller rebuilds at once (a patch would cost as much, docs/benchmarks.md).
 //   1. For every sorted position: the point's new cell and float coordinates (a gather from the
 //      caller's array, in the layout's order), whether its cell changed and, if so, the new key.
 //      If no point changed cell, the new coordinates simply replace the old ones.
@@ -16,6 +18,7 @@
 // search depends on.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -54,6 +57,36 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   }
   first[chunks] = count;
   const auto signed_chunks = static_cast<std::int64_t>(chunks);
+
+  // 0. A sample first (one position in kSampleStride, when that gives at least kMinSamples):
+  // when it shows more than max_changed_fraction of the points changed cell (beyond three
+  // standard errors), rebuild right away instead of after step 1's full gather, which costs
+  // about half a rebuild. Once step 1 has counted the movers, the rest of a patch costs less
+  // than a rebuild up to about twice that fraction (docs/benchmarks.md, "Update vs rebuild"),
+  // so a sample that guessed low still patches. Only the path depends on the sample, never the
+  // result.
+  constexpr std::uint32_t kSampleStride = 128, kMinSamples = 1024;
+  if (n / kSampleStride >= kMinSamples) {
+    std::size_t sampled = 0, changed = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(+ : sampled, changed)
+    for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      std::size_t c = first[j];
+      for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]];
+           s += kSampleStride, ++sampled) {
+        while (cell_start[c + 1] <= s) ++c;
+        const Cell<Dim> cell = grid.cell_of(points, order[s]);
+        bool moved = false;
+        for (int k = 0; k < Dim; ++k) {
+          moved |= cell[k] != static_cast<std::int64_t>(cell_coord[c][k]);
+        }
+        changed += moved ? 1 : 0;
+      }
+    }
+    const double p = max_changed_fraction, samples = static_cast<double>(sampled);
+    if (static_cast<double>(changed) > samples * p + 3.0 * std::sqrt(samples * p * (1.0 - p))) {
+      return std::nullopt;
+    }
+  }
 
   // 1. New cells and coordinates at the old positions. A coordinate off the lattice (u < 0 or
   // u >= dims) is caught before the truncation, which equals floor (cell_along) for u >= 0.
@@ -120,7 +153,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     for (int k = 0; k < Dim; ++k) axis[k].swap(spare.moved_axis[k]);
     return UpdateKind::refreshed;
   }
-  if (static_cast<double>(movers) > max_changed_fraction * static_cast<double>(n)) {
+  if (static_cast<double>(movers) > 2.0 * max_changed_fraction * static_cast<double>(n)) {
     return std::nullopt;
   }
 
