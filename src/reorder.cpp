@@ -19,24 +19,24 @@ namespace {
 template <int Dim>
 std::uint64_t hilbert_key(std::array<std::uint32_t, Dim> x, int bits) {
   const std::uint32_t top = std::uint32_t{1} << (bits - 1);
-  // Undo the excess work of the recursive construction: inversions and exchanges.
+  // Undo the excess work of the recursive construction: inversions (bit q of x[i] set: invert
+  // the low bits of x[0]) and exchanges (clear: swap the low bits of x[0] and x[i]). Written
+  // without branches: the bits are data, and the branches mispredicted half the time (morton_order
+  // took half as long).
   for (std::uint32_t q = top; q > 1; q >>= 1) {
     const std::uint32_t low = q - 1;
     for (int i = 0; i < Dim; ++i) {
-      if (x[i] & q) {
-        x[0] ^= low;
-      } else {
-        const std::uint32_t swap = (x[0] ^ x[i]) & low;
-        x[0] ^= swap;
-        x[i] ^= swap;
-      }
+      const std::uint32_t set = 0u - ((x[i] & q) != 0 ? 1u : 0u);  // all ones when bit q is set
+      const std::uint32_t swap = (x[0] ^ x[i]) & low & ~set;
+      x[0] ^= (low & set) | swap;
+      x[i] ^= swap;
     }
   }
   // Gray encoding.
   for (int i = 1; i < Dim; ++i) x[i] ^= x[i - 1];
   std::uint32_t flip = 0;
   for (std::uint32_t q = top; q > 1; q >>= 1) {
-    if (x[Dim - 1] & q) flip ^= q - 1;
+    flip ^= (q - 1) & (0u - ((x[Dim - 1] & q) != 0 ? 1u : 0u));
   }
   for (int i = 0; i < Dim; ++i) x[i] ^= flip;
   // morton_code puts axis Dim-1 highest in each group; the index wants axis 0 there.
