@@ -64,14 +64,12 @@ class Driven {
   /// Updates to `coords` and checks the results against the oracle and a fresh build (full lists
   /// at r and 0.7 r, and pairs at r). Returns how the engine updated.
   UpdateKind step(const std::vector<T>& coords) {
-    engine_->update(context(coords));
-    const UpdateKind kind = engine_->last_update();
+    const UpdateKind kind = update_to(coords);
     SCOPED_TRACE("update " + kind_name(kind));
     const std::vector<double> exact = oracle::widen(coords);
     const auto got = sorted_rows(lists_at(r_));
     EXPECT_EQ(got, oracle::lists<Dim>(exact, r_)) << "differs from the oracle";
-    spatialhash::Index<Dim, T> fresh(std::span<const T>(coords), r_,
-                                     {.engine = engine_kind_, .threads = threads_});
+    const spatialhash::Index<Dim, T> fresh = fresh_build(coords);
     EXPECT_EQ(got, sorted_rows(fresh.neighbor_lists())) << "differs from a fresh build";
     EXPECT_EQ(sorted_rows(lists_at(0.7 * r_)), oracle::lists<Dim>(exact, 0.7 * r_))
         << "smaller radius differs from the oracle";
@@ -92,8 +90,7 @@ class Driven {
   /// query in double each: the sets are too large for the full oracle) and the length of every
   /// row against a fresh build. Returns how the engine updated.
   UpdateKind step_spot_checked(const std::vector<T>& coords, std::size_t spots) {
-    engine_->update(context(coords));
-    const UpdateKind kind = engine_->last_update();
+    const UpdateKind kind = update_to(coords);
     SCOPED_TRACE("update " + kind_name(kind));
     const spatialhash::NeighborLists got = lists_at(r_);
     const std::vector<double> exact = oracle::widen(coords);
@@ -108,14 +105,25 @@ class Driven {
       std::sort(row.begin(), row.end());
       EXPECT_EQ(row, want) << "row " << i << " differs from the oracle";
     }
-    spatialhash::Index<Dim, T> fresh(std::span<const T>(coords), r_,
-                                     {.engine = engine_kind_, .threads = threads_});
+    const spatialhash::Index<Dim, T> fresh = fresh_build(coords);
     EXPECT_TRUE(got.offsets == fresh.neighbor_lists().offsets)
         << "row lengths differ from a fresh build";
     return kind;
   }
 
  private:
+  /// Updates the engine to `coords`; returns how it updated.
+  UpdateKind update_to(const std::vector<T>& coords) {
+    engine_->update(context(coords));
+    return engine_->last_update();
+  }
+
+  /// A fresh index of `coords` with the same engine, radius and threads.
+  spatialhash::Index<Dim, T> fresh_build(const std::vector<T>& coords) const {
+    return spatialhash::Index<Dim, T>(std::span<const T>(coords), r_,
+                                      {.engine = engine_kind_, .threads = threads_});
+  }
+
   spatialhash::detail::Context<Dim, T> context(const std::vector<T>& coords) const {
     return spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords), r_,
                                              threads_);

@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -33,7 +32,6 @@
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
 #include "../morton.hpp"
-#include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
 #include "../simd/block_filter.hpp"
 #include "../simd/cell_keys.hpp"
