@@ -1,6 +1,7 @@
 // Deterministic test point sets, generated in double. Each is meant to stress one thing.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -133,6 +134,31 @@ Dataset far_tiny(std::size_t n, std::uint64_t seed) {
   Dataset d{"far_tiny", {}, 1e-3};
   for (std::size_t i = 0; i < n; ++i) {
     for (int k = 0; k < Dim; ++k) d.xyz.push_back(1e9 + u(g) - (k == 1 ? 2e9 : 0.0));
+  }
+  return d;
+}
+
+/// Points on a sphere (a circle in 2D) of radius `shell_radius` around the origin, each moved
+/// radially by up to +-0.02: a scanned surface, whose lattice is mostly empty cells around a
+/// hollow.
+template <int Dim>
+Dataset shell(std::size_t n, double shell_radius, double radius, std::uint64_t seed) {
+  auto g = rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> noise(-0.02, 0.02);
+  Dataset d{"shell", {}, radius};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::array<double, Dim> direction;
+    double length = 0.0;
+    do {
+      length = 0.0;
+      for (int k = 0; k < Dim; ++k) {
+        direction[k] = normal(g);
+        length += direction[k] * direction[k];
+      }
+    } while (length < 1e-12);
+    const double scale = (shell_radius + noise(g)) / std::sqrt(length);
+    for (int k = 0; k < Dim; ++k) d.xyz.push_back(direction[k] * scale);
   }
   return d;
 }

@@ -103,10 +103,30 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
   }
 }
 
+/// Batched cross queries of `queries` (interleaved 3D positions) against the points of `d`: rows
+/// compared as sets with the oracle's balls, buffered and with low_memory.
+void check_cross(const spatialhash::Options& options, const datasets::Dataset& d,
+                 const std::vector<double>& queries) {
+  const std::size_t m = queries.size() / 3;
+  const spatialhash::Index<3, double> index(std::span<const double>(d.xyz), d.radius, options);
+  for (const bool low_memory : {false, true}) {
+    const auto lists = index.cross(spatialhash::PointsView<3, double>(queries.data(), m),
+                                   {.low_memory = low_memory});
+    ASSERT_EQ(lists.size(), m);
+    for (std::size_t q = 0; q < m; ++q) {
+      std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
+                                   lists.indices.begin() + lists.offsets[q + 1]);
+      std::sort(row.begin(), row.end());
+      const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
+      ASSERT_EQ(row, oracle::ball<3>(d.xyz, center, d.radius))
+          << d.name << " cross row " << q << (low_memory ? " (low memory)" : "");
+    }
+  }
+}
+
 TEST_P(EngineTest, CrossManyQueries) {
   // Enough query positions for several parallel work units of a batched cross search, inside
-  // the points' box, around it and far outside; rows compared as sets with the oracle's balls,
-  // buffered and with low_memory.
+  // the points' box, around it and far outside.
   const auto d = datasets::uniform<3>(6000, 12.0, 1.1, 21);
   std::mt19937_64 g(22);
   std::uniform_real_distribution<double> around(-3.0, 15.0);
@@ -114,20 +134,23 @@ TEST_P(EngineTest, CrossManyQueries) {
   for (int q = 0; q < 5000; ++q) {
     for (int k = 0; k < 3; ++k) queries.push_back(q % 97 == 0 ? 1e6 : around(g));
   }
-  const spatialhash::Index<3, double> index(std::span<const double>(d.xyz), d.radius, GetParam());
-  for (const bool low_memory : {false, true}) {
-    const auto lists = index.cross(spatialhash::PointsView<3, double>(queries.data(), 5000),
-                                   {.low_memory = low_memory});
-    ASSERT_EQ(lists.size(), 5000u);
-    for (std::size_t q = 0; q < 5000; ++q) {
-      std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
-                                   lists.indices.begin() + lists.offsets[q + 1]);
-      std::sort(row.begin(), row.end());
-      const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
-      ASSERT_EQ(row, oracle::ball<3>(d.xyz, center, d.radius))
-          << "cross row " << q << (low_memory ? " (low memory)" : "");
-    }
+  check_cross(GetParam(), d, queries);
+}
+
+TEST_P(EngineTest, SurfaceShell) {
+  // A lattice of mostly empty cells (a hash-table lattice with its occupancy bitmap, unless
+  // the engine coarsens it), searched from the points and from positions spread over the
+  // shell's box, most of them in the hollow or the corners: cross queries with one query in a
+  // group of cells, or a few.
+  for_all([]<int D>() { return datasets::shell<D>(3000, 12.0, 0.8, 23); });
+  const auto d = datasets::shell<3>(8000, 20.0, 0.9, 24);
+  std::mt19937_64 g(25);
+  std::uniform_real_distribution<double> box(-21.0, 21.0);
+  std::vector<double> queries;
+  for (int q = 0; q < 8000; ++q) {
+    for (int k = 0; k < 3; ++k) queries.push_back(box(g));
   }
+  check_cross(GetParam(), d, queries);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),

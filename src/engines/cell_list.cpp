@@ -16,7 +16,10 @@
 // written straight into place. Pairs go to a resizable output in one search, each block claiming
 // the next free range with an atomic cursor; to a fixed-size output, counted per block first, then
 // written at their offsets (pair_output). Cross queries are sorted by cell and searched like the
-// points of a cell, by groups of cells as well (cross_lists).
+// points of a cell, by groups of cells where they fill three or more of a group's cells
+// (cross_lists). Stencil cells are found through the layout's dense array or, on mostly empty
+// lattices, its hash table behind an occupancy bitmap read a row of the stencil at a time
+// (CellListLayout::for_each_cell_in_box).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -324,14 +327,21 @@ class CellList final : public EngineBase<Dim, T> {
           }
           const auto cell_at = [&](std::uint32_t slot) { return cells[slot - unit_first]; };
           // Runs of queries in one cell share its gathered stencil; with the stencil of edge-r
-          // cells, runs of queries in one group of cells share the group's gathered union
-          // (search_group).
+          // cells, runs of queries in several cells of one group share the group's gathered
+          // union (search_group). A group with queries in at most kMinGroupCells cells (sparse
+          // queries) is searched cell by cell: 3^Dim lookups a cell instead of the union's 4^Dim.
+          constexpr int kMinGroupCells = 3;
           std::uint32_t t = unit_first;
           while (t < last) {
             const Cell<Dim> first = cell_at(t);
             std::uint32_t end = t + 1;
-            if (grid_.reach != 1) {
-              while (end < last && cell_at(end) == first) ++end;
+            while (end < last && cell_at(end) == first) ++end;
+            int group_cells = 1;
+            for (std::uint32_t s = end;
+                 s < last && group_cells < kMinGroupCells && same_parent(cell_at(s), first); ++s) {
+              group_cells += cell_at(s) != cell_at(s - 1);
+            }
+            if (grid_.reach != 1 || group_cells < kMinGroupCells) {
               search_queries(first, queries, query_of.data() + t, end - t, t, count_only, search,
                              work, emit);
               t = end;
@@ -801,22 +811,20 @@ class CellList final : public EngineBase<Dim, T> {
       interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
       linear = linear * layout_.dims[k] + base[k];
     }
-    for (int u = 0; u < kGroupCells; ++u) {
-      std::uint32_t found;
-      if (interior) {
-        found = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
-      } else {
-        Cell<Dim> union_cell;
-        int rest = u;
-        for (int k = 0; k < Dim; ++k) {
-          union_cell[k] = base[k] + rest % kGroupSide;
-          rest /= kGroupSide;
-        }
-        found = layout_.find(union_cell);
+    const auto range_of = [&](std::uint32_t found) {
+      return found == CellListLayout<Dim>::kNoCell
+                 ? Range{0, 0}
+                 : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+    };
+    if (interior) {
+      for (int u = 0; u < kGroupCells; ++u) {
+        group.unit[u] =
+            range_of(layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])]);
       }
-      group.unit[u] = found == CellListLayout<Dim>::kNoCell
-                          ? Range{0, 0}
-                          : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+    } else {
+      group.unit.fill(Range{0, 0});
+      layout_.for_each_cell_in_box(
+          base, kGroupSide, [&](int u, std::uint32_t found) { group.unit[u] = range_of(found); });
     }
     // The copies as ranges of the layout, touching ones merged.
     std::array<Range, kGroupCopies * kGroupSide * kCrossSection> ranges;
@@ -1010,11 +1018,10 @@ class CellList final : public EngineBase<Dim, T> {
       const std::uint32_t* dense = layout_.dense.data() + linear;
       for (int o = 0; o < stencil_size_; ++o) add(dense[dense_offset_[o]]);
     } else {
-      Cell<Dim> neighbor;
-      for (int o = 0; o < stencil_size_; ++o) {
-        for (int k = 0; k < Dim; ++k) neighbor[k] = cell[k] + stencil_[o][k];
-        add(layout_.find(neighbor));
-      }
+      std::array<std::int64_t, Dim> corner;
+      for (int k = 0; k < Dim; ++k) corner[k] = cell[k] - grid_.reach;
+      layout_.for_each_cell_in_box(corner, 2 * grid_.reach + 1,
+                                   [&](int, std::uint32_t found) { add(found); });
     }
     // Insertion sort by position: short, and mostly in order already (cells in Z-order).
     for (int q = 1; q < count; ++q) {

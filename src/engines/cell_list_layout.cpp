@@ -120,6 +120,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
   const std::size_t count = cells();
   table.clear();
   dense.clear();
+  occupied.clear();
   table_mask = 0;
   if (grid.total_cells() <= static_cast<double>(size()) + 4096.0) {
     dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
@@ -139,6 +140,25 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
     std::uint64_t slot = hash(cell_coord[c]) & table_mask;
     while (table[slot] != kNoCell) slot = (slot + 1) & table_mask;
     table[slot] = static_cast<std::uint32_t>(c);
+  }
+  // The occupancy bitmap: the finest blocks within budget (a lattice has at most 2^30 cells per
+  // axis: 30 halvings leave a single block).
+  const double budget = kOccupancyBitsPerPoint * static_cast<double>(size()) + 262144.0;
+  double blocks = 0.0;
+  for (occupied_shift = 0;; ++occupied_shift) {
+    blocks = 1.0;
+    for (int k = 0; k < Dim; ++k) {
+      occupied_dims[k] = static_cast<std::uint64_t>(((grid.dims[k] - 1) >> occupied_shift) + 1);
+      blocks *= static_cast<double>(occupied_dims[k]);
+    }
+    if (blocks <= budget) break;
+  }
+  occupied.assign((static_cast<std::size_t>(blocks) + 63) / 64, 0);
+  for (std::size_t c = 0; c < count; ++c) {
+    std::uint64_t bit = cell_coord[c][Dim - 1] >> occupied_shift;
+    for (int k = Dim - 2; k >= 0; --k)
+      bit = bit * occupied_dims[k] + (cell_coord[c][k] >> occupied_shift);
+    occupied[bit >> 6] |= std::uint64_t{1} << (bit & 63);
   }
 }
 

@@ -5,13 +5,16 @@
 //   cell_start[c]  first sorted position of cell c (cells in Morton order, only non-empty ones);
 //                  cell_start[cells] == n
 //   cell_coord[c]  lattice coordinates of cell c
-//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, or
+//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, behind
+//   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
+//                  (set when a cell of the block has points), so that most lookups of empty cells
+//                  cost one bit test instead of a hash probe; or
 //   dense          a direct lattice -> cell array when the lattice has about a cell per point
 //
 // Invariants: points of one cell are contiguous; cells appear in Z-order of their coordinates (or
 // of their coordinates shifted right, for lattices wider than a 64-bit Morton code can hold), so
 // cells that are close in space are mostly close in memory. About 16 bytes per point plus 24 per
-// non-empty cell.
+// non-empty cell, and at most a byte per point of bitmap.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell keep their relative order, the few that changed cell are sorted by
@@ -53,6 +56,8 @@ template <int Dim>
 class CellListLayout {
  public:
   static constexpr std::uint32_t kNoCell = 0xFFFFFFFFu;
+  /// Budget of the occupancy bitmap (beyond a floor of 32 KiB): a byte per point.
+  static constexpr double kOccupancyBitsPerPoint = 8.0;
   using CellCoord = std::array<std::uint32_t, Dim>;
 
   /// Reorders the points of `context` by their cell of `grid` (parallel radix sort on Morton
@@ -94,6 +99,77 @@ class CellListLayout {
       for (int k = Dim - 2; k >= 0; --k) linear = linear * dims[k] + c[k];
       return dense[static_cast<std::size_t>(linear)];
     }
+    std::uint64_t bit = static_cast<std::uint64_t>(c[Dim - 1] >> occupied_shift);
+    for (int k = Dim - 2; k >= 0; --k) {
+      bit = bit * occupied_dims[k] + static_cast<std::uint64_t>(c[k] >> occupied_shift);
+    }
+    if ((occupied[bit >> 6] >> (bit & 63) & 1) == 0) return kNoCell;
+    return probe(c);
+  }
+
+  /// Calls f(t, cell) for every non-empty cell of the box of `width` (<= 8) cells per axis whose
+  /// lowest corner is lattice cell `corner`, t being the cell's position in the box, x fastest.
+  /// The box may reach off the lattice. With the hash table and a bit per cell, the occupancy
+  /// bitmap is read a row of the box at a time and only cells with a set bit are probed.
+  template <class F>
+  void for_each_cell_in_box(const std::array<std::int64_t, Dim>& corner, int width, F&& f) const {
+    std::array<int, Dim> from, to, at;  // box positions on the lattice: [from, to) per axis
+    for (int k = 0; k < Dim; ++k) {
+      from[k] = static_cast<int>(std::clamp<std::int64_t>(-corner[k], 0, width));
+      to[k] = static_cast<int>(std::clamp<std::int64_t>(dims[k] - corner[k], 0, width));
+      if (from[k] >= to[k]) return;
+    }
+    at = from;
+    const int row_length = to[0] - from[0];
+    while (true) {
+      // The row of the box at positions at[1..] along the other axes, from position from[0].
+      std::array<std::int64_t, Dim> cell;
+      int t = 0;
+      std::int64_t linear = 0;
+      for (int k = Dim - 1; k >= 0; --k) {
+        cell[k] = corner[k] + (k == 0 ? from[0] : at[k]);
+        t = t * width + (k == 0 ? from[0] : at[k]);
+        linear = linear * dims[k] + cell[k];
+      }
+      if (!dense.empty()) {
+        for (int x = 0; x < row_length; ++x) {
+          const std::uint32_t found = dense[static_cast<std::size_t>(linear + x)];
+          if (found != kNoCell) f(t + x, found);
+        }
+      } else if (occupied_shift == 0) {
+        // A cell per bit: the lattice's bit index is the dense one.
+        const auto first = static_cast<std::uint64_t>(linear);
+        std::uint64_t bits = occupied[first >> 6] >> (first & 63);
+        if ((first & 63) + static_cast<std::uint64_t>(row_length) > 64) {
+          bits |= occupied[(first >> 6) + 1] << (64 - (first & 63));
+        }
+        bits &= (std::uint64_t{1} << row_length) - 1;
+        for (; bits != 0; bits &= bits - 1) {
+          const int x = std::countr_zero(bits);
+          std::array<std::int64_t, Dim> c = cell;
+          c[0] += x;
+          const std::uint32_t found = probe(c);
+          if (found != kNoCell) f(t + x, found);
+        }
+      } else {
+        for (int x = 0; x < row_length; ++x) {
+          std::array<std::int64_t, Dim> c = cell;
+          c[0] += x;
+          const std::uint32_t found = find(c);
+          if (found != kNoCell) f(t + x, found);
+        }
+      }
+      int k = 1;
+      for (; k < Dim; ++k) {
+        if (++at[k] < to[k]) break;
+        at[k] = from[k];
+      }
+      if (k == Dim) return;
+    }
+  }
+
+  /// The hash table's cell at lattice coordinates `c` (on the lattice), or kNoCell.
+  std::uint32_t probe(const std::array<std::int64_t, Dim>& c) const {
     CellCoord u;
     for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
     for (std::uint64_t slot = hash(u) & table_mask;; slot = (slot + 1) & table_mask) {
@@ -124,6 +200,12 @@ class CellListLayout {
   std::vector<std::uint32_t> cell_start;
   std::vector<CellCoord> cell_coord;
   std::vector<std::uint32_t> table;
+  /// With the table: bit (x fastest) of each block of 2^occupied_shift cells per axis, set when
+  /// one of its cells has points; a clear bit spares the table probe. The blocks are as small as
+  /// kOccupancyBitsPerPoint bits per point allow.
+  std::vector<std::uint64_t> occupied;
+  int occupied_shift = 0;
+  std::array<std::uint64_t, Dim> occupied_dims{};  ///< blocks along each axis
   /// When the lattice has at most about one cell per point: lattice cell (x fastest) -> cell
   /// index, replacing the hash table.
   std::vector<std::uint32_t> dense;

@@ -243,6 +243,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     table.swap(next.table);
     dense.swap(next.dense);
     table_mask = next.table_mask;
+    occupied.swap(next.occupied);
+    occupied_shift = next.occupied_shift;
+    occupied_dims = next.occupied_dims;
   }
   return UpdateKind::patched;
 }
