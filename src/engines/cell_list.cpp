@@ -328,7 +328,7 @@ class CellList final : public EngineBase<Dim, T> {
           const auto cell_at = [&](std::uint32_t slot) { return cells[slot - unit_first]; };
           // Runs of queries in one cell share its gathered stencil; with the stencil of edge-r
           // cells, runs of queries in several cells of one group share the group's gathered
-          // union (search_group). A group with queries in at most kMinGroupCells cells (sparse
+          // union (search_group). A group with queries in fewer than kMinGroupCells cells (sparse
           // queries) is searched cell by cell: 3^Dim lookups a cell instead of the union's 4^Dim.
           constexpr int kMinGroupCells = 3;
           std::uint32_t t = unit_first;

@@ -155,9 +155,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
   }
   occupied.assign((static_cast<std::size_t>(blocks) + 63) / 64, 0);
   for (std::size_t c = 0; c < count; ++c) {
-    std::uint64_t bit = cell_coord[c][Dim - 1] >> occupied_shift;
-    for (int k = Dim - 2; k >= 0; --k)
-      bit = bit * occupied_dims[k] + (cell_coord[c][k] >> occupied_shift);
+    const std::uint64_t bit = occupancy_bit(cell_coord[c]);
     occupied[bit >> 6] |= std::uint64_t{1} << (bit & 63);
   }
 }

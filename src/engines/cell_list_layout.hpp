@@ -99,12 +99,15 @@ class CellListLayout {
       for (int k = Dim - 2; k >= 0; --k) linear = linear * dims[k] + c[k];
       return dense[static_cast<std::size_t>(linear)];
     }
-    std::uint64_t bit = static_cast<std::uint64_t>(c[Dim - 1] >> occupied_shift);
-    for (int k = Dim - 2; k >= 0; --k) {
-      bit = bit * occupied_dims[k] + static_cast<std::uint64_t>(c[k] >> occupied_shift);
-    }
-    if ((occupied[bit >> 6] >> (bit & 63) & 1) == 0) return kNoCell;
-    return probe(c);
+    return occupied_at(c) ? probe(c) : kNoCell;
+  }
+
+  /// Whether the bitmap's block of lattice cell `c` (on the lattice) has points (hash-table
+  /// lattices only).
+  template <class Coord>
+  bool occupied_at(const std::array<Coord, Dim>& c) const {
+    const std::uint64_t bit = occupancy_bit(c);
+    return (occupied[bit >> 6] >> (bit & 63) & 1) != 0;
   }
 
   /// Calls f(t, cell) for every non-empty cell of the box of `width` (<= 8) cells per axis whose
@@ -127,8 +130,8 @@ class CellListLayout {
       int t = 0;
       std::int64_t linear = 0;
       for (int k = Dim - 1; k >= 0; --k) {
-        cell[k] = corner[k] + (k == 0 ? from[0] : at[k]);
-        t = t * width + (k == 0 ? from[0] : at[k]);
+        cell[k] = corner[k] + at[k];
+        t = t * width + at[k];
         linear = linear * dims[k] + cell[k];
       }
       if (!dense.empty()) {
@@ -155,7 +158,8 @@ class CellListLayout {
         for (int x = 0; x < row_length; ++x) {
           std::array<std::int64_t, Dim> c = cell;
           c[0] += x;
-          const std::uint32_t found = find(c);
+          if (!occupied_at(c)) continue;
+          const std::uint32_t found = probe(c);
           if (found != kNoCell) f(t + x, found);
         }
       }
@@ -166,6 +170,16 @@ class CellListLayout {
       }
       if (k == Dim) return;
     }
+  }
+
+  /// The bitmap's bit (x fastest) for the block of lattice cell `c` (on the lattice).
+  template <class Coord>
+  std::uint64_t occupancy_bit(const std::array<Coord, Dim>& c) const {
+    auto bit = static_cast<std::uint64_t>(c[Dim - 1]) >> occupied_shift;
+    for (int k = Dim - 2; k >= 0; --k) {
+      bit = bit * occupied_dims[k] + (static_cast<std::uint64_t>(c[k]) >> occupied_shift);
+    }
+    return bit;
   }
 
   /// The hash table's cell at lattice coordinates `c` (on the lattice), or kNoCell.
