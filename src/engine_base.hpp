@@ -24,6 +24,10 @@ struct ListRequest {
   /// ListOptions::low_memory: no result buffers beyond the output (engines that buffer rows
   /// count first instead).
   bool low_memory = false;
+  /// Memory that buffered rows may take, all threads together, beyond which an engine that
+  /// buffers rows counts first instead (collect_rows.hpp; measured: docs/benchmarks.md, "Lists
+  /// larger than the row buffers"). Tests set it small.
+  std::size_t row_buffer_bytes = std::size_t{1} << 30;
 };
 
 /// What every engine is built from: the caller's points, the index radius, the thread count and

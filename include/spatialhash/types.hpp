@@ -183,9 +183,10 @@ struct ListOptions {
   /// Also return the distance of each neighbor.
   bool with_distances = false;
   /// Trade speed for memory: the default engine searches into per-thread buffers and then copies
-  /// each row into place, so for a moment it holds the lists twice; with low_memory it searches
-  /// twice instead (once to count, once writing each row in place) and holds nothing beyond the
-  /// output but about 12 bytes per row. Same lists either way; 1.2-1.6x slower (measured:
+  /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers: larger
+  /// lists are searched as with low_memory anyway); with low_memory it searches twice instead
+  /// (once to count, once writing each row in place) and holds nothing beyond the output but
+  /// about 12 bytes per row. Same lists either way; 1.2-1.6x slower (measured:
   /// docs/benchmarks.md).
   bool low_memory = false;
 };

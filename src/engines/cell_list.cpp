@@ -363,7 +363,10 @@ class CellList final : public EngineBase<Dim, T> {
             }
           }
         },
-        ListRequest{.radius = request.radius, .low_memory = request.low_memory}, lists);
+        ListRequest{.radius = request.radius,
+                    .low_memory = request.low_memory,
+                    .row_buffer_bytes = request.row_buffer_bytes},
+        lists);
   }
 
   /// Every pair once into `out`. A resizable output (the library's own) gets one search: each

@@ -25,76 +25,13 @@
 
 namespace spatialhash::detail {
 
-/// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
-/// `threads` threads dynamically, each with its own `Work` (the search's scratch); unit u covers
-/// the slots [slots_of(u).first, .second) and run(u, work, count_only, emit) must call emit(slot,
-/// ids, count) once for each of them, in order, with the same rows each time it runs (ids null when
-/// count_only). Slot t's row is row row_of[t] of `lists` (rows that no slot covers stay empty).
-/// With distances, row_of[t] must be a point of `points`.
-///
-/// By default rows go to per-thread buffers, each reserved in huge pages for twice its fair
-/// share of `estimate` entries plus a margin (at most the whole estimate): pages never written
-/// cost nothing, and a thread that takes more than its share while another is held up by the
-/// system still writes into huge pages (growable_buffer.hpp; a thread that needs more grows by
-/// realloc, in small pages; a first reservation stops at kMaxShare entries, 1 GiB, since a
-/// sample can overshoot). The rows are then copied once into place. With request.low_memory
-/// the search runs twice instead: once for the row lengths, once writing each row straight
-/// into place (no buffers: the peak is the output plus 12 bytes per slot; 1.2-1.6x slower,
-/// docs/benchmarks.md). The counting search skips the filter's compress and store.
-template <class Work, int Dim, class T, class SlotsOf, class Run>
-void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
-                  std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
-                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborLists& lists) {
+/// Sizes `lists` for rows of the given lengths by slot (slot t is row row_of[t]; rows no slot
+/// covers stay empty) and fills its offsets; returns where each slot's row starts.
+inline ResultVector<std::size_t> lay_out_rows(int threads, std::span<const index_t> row_of,
+                                              std::size_t rows,
+                                              const ResultVector<std::uint32_t>& row_length,
+                                              bool with_distances, NeighborLists& lists) {
   const std::size_t slots = row_of.size();
-  ResultVector<std::uint32_t> row_length;  // per slot; every one is written
-  sized_for_overwrite(row_length, slots);
-  // Buffered: a unit's rows are contiguous in its thread's buffer, at unit_begin[u] of
-  // unit_thread[u].
-  std::vector<GrowableBuffer<index_t>> found;
-  std::vector<std::size_t> unit_begin;
-  std::vector<int> unit_thread;
-  // Low memory: every unit searched with `emit`, which must only touch its slot's row.
-  const auto search_all_units = [&](bool count_only, const auto& emit) {
-#pragma omp parallel num_threads(threads)
-    {
-      Work work;
-#pragma omp for schedule(dynamic, 1)
-      for (std::int64_t u = 0; u < units; ++u) run(u, work, count_only, emit);
-    }
-  };
-  if (request.low_memory) {
-    search_all_units(true, [&](std::uint32_t slot, const std::uint32_t*, std::uint32_t length) {
-      row_length[slot] = length;
-    });
-  } else {
-    found.resize(static_cast<std::size_t>(threads));
-    unit_begin.resize(static_cast<std::size_t>(units));
-    unit_thread.resize(static_cast<std::size_t>(units));
-    constexpr std::size_t kMaxShare = std::size_t{1} << 28;
-    const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
-    const std::size_t share =
-        std::min({kMaxShare, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = thread_id();
-      GrowableBuffer<index_t>& out = found[static_cast<std::size_t>(t)];
-      out.reserve_more(share);
-      advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
-      Work work;
-#pragma omp for schedule(dynamic, 1)
-      for (std::int64_t u = 0; u < units; ++u) {
-        unit_begin[u] = out.size();
-        unit_thread[u] = t;
-        run(u, work, false,
-            [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
-              // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
-              copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
-              out.grow(length);
-              row_length[slot] = length;
-            });
-      }
-    }
-  }
   if (slots < rows) {
     lists.offsets.assign(rows + 1, 0);
   } else {
@@ -106,56 +43,139 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   for (std::int64_t t = 0; t < signed_slots; ++t) lists.offsets[row_of[t] + 1] = row_length[t];
   parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
   sized_for_overwrite(lists.indices, lists.offsets[rows]);
-  sized_for_overwrite(lists.distances, request.with_distances ? lists.offsets[rows] : 0);
+  sized_for_overwrite(lists.distances, with_distances ? lists.offsets[rows] : 0);
   // Where each row goes, by slot: scattered reads, but independent ones that the processor
-  // overlaps (in the copy below they would sit in a chain before each store).
+  // overlaps (where the rows are placed they would sit in a chain before each store).
   ResultVector<std::size_t> row_start;
   sized_for_overwrite(row_start, slots);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
+  return row_start;
+}
+
+/// The distances of row `row` of `lists`, whose `length` indices start at `at`.
+template <int Dim, class T>
+void fill_distances(const PointsView<Dim, T>& points, index_t row, std::size_t at,
+                    std::uint32_t length, NeighborLists& lists) {
+  for (std::uint32_t k = 0; k < length; ++k) {
+    lists.distances[at + k] = std::sqrt(distance_squared(points, row, lists.indices[at + k]));
+  }
+}
+
+/// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
+/// `threads` threads dynamically, each with its own `Work` (the search's scratch); unit u covers
+/// the slots [slots_of(u).first, .second) and run(u, work, count_only, emit) must call emit(slot,
+/// ids, count) once for each of them, in order, with the same rows each time it runs (ids null when
+/// count_only). Slot t's row is row row_of[t] of `lists` (rows that no slot covers stay empty).
+/// With distances, row_of[t] must be a point of `points`.
+///
+/// A unit's rows go to its thread's buffer and are copied once into place after the offsets are
+/// known, while the buffers hold less than their budget: request.row_buffer_bytes shared evenly
+/// between the threads. A unit that finds its thread's buffer full is deferred: searched for its
+/// row lengths only (the filter skips the compress and store), then searched again writing each
+/// row straight into place. When `estimate` alone exceeds the budget, or with
+/// request.low_memory, every unit is deferred: memory touched for the first time is what makes a
+/// large output slow (0.4-3 GB/s on the development VM, against 20 GB/s for memory the process
+/// reuses), and a second search costs less than a gigabyte of fresh buffers (W3 at 4M points, 2.6
+/// GB of lists, 2 threads: 1.6 s against 3.4-4.4 s buffered; docs/benchmarks.md). Each buffer is
+/// reserved in huge pages for twice its thread's fair share of `estimate` entries plus a margin
+/// (at most the whole estimate and the budget): pages never written cost nothing, and a thread
+/// that takes more than its share while another is held up by the system still writes into huge
+/// pages (growable_buffer.hpp; a unit that runs past the reservation grows the buffer by
+/// realloc, in small pages). With every unit deferred the peak is the output plus 12 bytes per
+/// slot; for outputs that fit the budget, 1.2-1.6x slower than buffered.
+template <class Work, int Dim, class T, class SlotsOf, class Run>
+void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
+                  std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
+                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborLists& lists) {
+  const std::size_t slots = row_of.size();
+  ResultVector<std::uint32_t> row_length;  // per slot; every one is written
+  sized_for_overwrite(row_length, slots);
+  // Buffers only for an output estimated to fit the budget; a thread's buffer stops at its part of
+  // the budget even so (the estimate comes from a sample).
+  const std::size_t budget_entries = request.row_buffer_bytes / sizeof(index_t);
+  const bool buffered = !request.low_memory && estimate <= budget_entries;
+  const std::size_t budget = buffered ? budget_entries / static_cast<std::size_t>(threads) : 0;
+  // A buffered unit's rows are contiguous in its thread's buffer, at unit_begin[u] of
+  // unit_thread[u]; a deferred unit has unit_thread[u] = kDeferred.
+  constexpr int kDeferred = -1;
+  std::vector<GrowableBuffer<index_t>> found(static_cast<std::size_t>(threads));
+  std::vector<std::size_t> unit_begin(static_cast<std::size_t>(units));
+  std::vector<int> unit_thread(static_cast<std::size_t>(units));
+  const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
+  const std::size_t share =
+      std::min({budget, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = thread_id();
+    GrowableBuffer<index_t>& out = found[static_cast<std::size_t>(t)];
+    if (share > 0) {
+      out.reserve_more(share);
+      advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
+    }
+    Work work;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t u = 0; u < units; ++u) {
+      if (out.size() >= budget) {
+        unit_thread[u] = kDeferred;
+        run(u, work, true, [&](std::uint32_t slot, const std::uint32_t*, std::uint32_t length) {
+          row_length[slot] = length;
+        });
+        continue;
+      }
+      unit_begin[u] = out.size();
+      unit_thread[u] = t;
+      run(u, work, false, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+        // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
+        copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
+        out.grow(length);
+        row_length[slot] = length;
+      });
+    }
+  }
+  const ResultVector<std::size_t> row_start =
+      lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists);
   const auto place_row = [&](std::uint32_t t, const index_t* source) {
     const std::size_t dst = row_start[t];
     copy_exact(lists.indices.data() + dst, source, row_length[t]);
-    if (request.with_distances) {
-      for (std::uint32_t k = 0; k < row_length[t]; ++k) {
-        lists.distances[dst + k] = std::sqrt(distance_squared(points, row_of[t], source[k]));
+    if (request.with_distances) fill_distances(points, row_of[t], dst, row_length[t], lists);
+  };
+  // Rows land at scattered places: the destination kAhead rows on is prefetched for writing, so
+  // the misses overlap.
+  constexpr std::uint32_t kAhead = 8;
+  std::atomic<bool> repeated = true;
+#pragma omp parallel num_threads(threads)
+  {
+    Work work;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t u = 0; u < units; ++u) {
+      const auto [first, last] = slots_of(u);
+      if (unit_thread[u] == kDeferred) {
+        run(u, work, false,
+            [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+              // The second search repeats the first exactly, with rows; never write past the
+              // row even so.
+              if (ids == nullptr || length != row_length[slot]) {
+                repeated = false;
+                return;
+              }
+              if (slot + kAhead < last) {
+                __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
+              }
+              place_row(slot, ids);
+            });
+        continue;
+      }
+      const index_t* source =
+          found[static_cast<std::size_t>(unit_thread[u])].data() + unit_begin[u];
+      for (std::uint32_t t = first; t < last; ++t) {
+        if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
+        place_row(t, source);
+        source += row_length[t];
       }
     }
-  };
-  if (request.low_memory) {
-    std::atomic<bool> repeated = true;
-    search_all_units(false,
-                     [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
-                       // The second search repeats the first exactly; never write past the row
-                       // even so.
-                       if (length != row_length[slot]) {
-                         repeated = false;
-                         return;
-                       }
-                       // Rows land at scattered places: the destination kAhead slots on is
-                       // prefetched.
-                       constexpr std::uint32_t kAhead = 16;
-                       if (slot + kAhead < slots) {
-                         __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
-                       }
-                       place_row(slot, ids);
-                     });
-    if (!repeated) throw std::logic_error("spatialhash: the list search was not repeatable");
-    return;
   }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::int64_t u = 0; u < units; ++u) {
-    const index_t* source = found[static_cast<std::size_t>(unit_thread[u])].data() + unit_begin[u];
-    const auto [first, last] = slots_of(u);
-    // Rows land at scattered places: the destination kAhead rows on is prefetched for
-    // writing, so the misses overlap.
-    constexpr std::uint32_t kAhead = 8;
-    for (std::uint32_t t = first; t < last; ++t) {
-      if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
-      place_row(t, source);
-      source += row_length[t];
-    }
-  }
+  if (!repeated) throw std::logic_error("spatialhash: the list search was not repeatable");
 }
 
 }  // namespace spatialhash::detail

@@ -1,0 +1,187 @@
+// The row collection of cell_list's neighbor lists (src/engines/collect_rows.hpp) driven by a
+// synthetic search whose rows are known in advance: every way a unit's rows reach the CSR
+// arrays (buffered, deferred because the estimate exceeds the buffer budget, deferred because a
+// thread's buffer filled up although the estimate fit, low memory), on one and two threads, with
+// distances, compared with the rows the search was asked to produce.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../src/engines/collect_rows.hpp"
+
+namespace {
+
+using spatialhash::index_t;
+using spatialhash::NeighborLists;
+using spatialhash::PointsView;
+using spatialhash::detail::collect_rows;
+using spatialhash::detail::kFilterSlack;
+using spatialhash::detail::ListRequest;
+
+constexpr std::uint32_t kSlotsPerUnit = 37;
+
+/// The rows of a synthetic search over n points: slot s has a row of 0 to 40 ids of points,
+/// drawn from a seeded generator; slot s is row row_of[s] (a shuffle).
+struct SyntheticSearch {
+  std::vector<std::vector<std::uint32_t>> row_by_slot;
+  std::vector<index_t> row_of;
+  std::size_t entries = 0;
+
+  explicit SyntheticSearch(std::size_t n) : row_by_slot(n), row_of(n) {
+    std::mt19937 rng(7);
+    for (std::size_t s = 0; s < n; ++s) {
+      row_of[s] = static_cast<index_t>(s);
+      row_by_slot[s].resize(rng() % 41);
+      for (auto& id : row_by_slot[s]) id = static_cast<std::uint32_t>(rng() % n);
+      entries += row_by_slot[s].size();
+    }
+    std::shuffle(row_of.begin(), row_of.end(), rng);
+  }
+
+  std::int64_t units() const {
+    return static_cast<std::int64_t>((row_by_slot.size() + kSlotsPerUnit - 1) / kSlotsPerUnit);
+  }
+  std::pair<std::uint32_t, std::uint32_t> slots_of(std::int64_t u) const {
+    const auto first = static_cast<std::uint32_t>(u) * kSlotsPerUnit;
+    const auto last = std::min<std::uint32_t>(first + kSlotsPerUnit,
+                                              static_cast<std::uint32_t>(row_by_slot.size()));
+    return {first, last};
+  }
+};
+
+/// The search's scratch: rows are handed out from here with the filter's slack after them, as
+/// the engine's filter rows are.
+struct Work {
+  std::vector<std::uint32_t> row;
+};
+
+/// How often the units ran: for counts only (deferred units), and with rows.
+struct Runs {
+  int count_only = 0, with_rows = 0;
+};
+
+NeighborLists collect(const SyntheticSearch& search, const PointsView<3, double>& points,
+                      int threads, std::size_t estimate, const ListRequest& request, Runs& runs) {
+  NeighborLists lists;
+  collect_rows<Work>(
+      threads, points, search.units(), search.row_of, search.row_of.size(), estimate,
+      [&](std::int64_t u) { return search.slots_of(u); },
+      [&](std::int64_t u, Work& work, bool count_only, auto&& emit) {
+        if (count_only) {
+#pragma omp atomic
+          ++runs.count_only;
+        } else {
+#pragma omp atomic
+          ++runs.with_rows;
+        }
+        const auto [first, last] = search.slots_of(u);
+        for (std::uint32_t s = first; s < last; ++s) {
+          const auto& row = search.row_by_slot[s];
+          work.row.assign(row.size() + kFilterSlack, 0xFFFFFFFFu);
+          std::copy(row.begin(), row.end(), work.row.begin());
+          emit(s, count_only ? nullptr : work.row.data(), static_cast<std::uint32_t>(row.size()));
+        }
+      },
+      request, lists);
+  return lists;
+}
+
+void expect_rows(const SyntheticSearch& search, const PointsView<3, double>& points,
+                 const NeighborLists& lists, bool with_distances) {
+  const std::size_t n = search.row_of.size();
+  ASSERT_EQ(lists.offsets.size(), n + 1);
+  ASSERT_EQ(lists.indices.size(), search.entries);
+  ASSERT_EQ(lists.distances.size(), with_distances ? search.entries : 0);
+  for (std::size_t s = 0; s < n; ++s) {
+    const index_t row = search.row_of[s];
+    const auto& expected = search.row_by_slot[s];
+    ASSERT_EQ(lists.offsets[row + 1] - lists.offsets[row], expected.size()) << "row " << row;
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      ASSERT_EQ(lists.indices[lists.offsets[row] + k], expected[k]) << "row " << row << " #" << k;
+      if (!with_distances) continue;
+      double d2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double d = points.coord(row, a) - points.coord(expected[k], a);
+        d2 += d * d;
+      }
+      ASSERT_EQ(lists.distances[lists.offsets[row] + k], std::sqrt(d2));
+    }
+  }
+}
+
+TEST(CollectRows, EveryPathGivesTheSearchsRows) {
+  constexpr std::size_t n = 20000;
+  const SyntheticSearch search(n);
+  std::vector<double> coords(3 * n);
+  std::mt19937 rng(3);
+  for (auto& c : coords) c = std::uniform_real_distribution<double>(-5, 5)(rng);
+  const PointsView<3, double> points(coords.data(), n);
+  const std::size_t all_bytes = search.entries * sizeof(index_t);
+  struct Case {
+    std::string name;
+    std::size_t estimate, budget_bytes;
+    bool low_memory;
+    bool deferred_some, buffered_some;
+  };
+  const std::vector<Case> cases = {
+      {"buffered", search.entries, 4 * all_bytes, false, false, true},
+      // An estimate above the budget: every unit counted first, then searched into place.
+      {"estimate over budget", search.entries, all_bytes / 2, false, true, false},
+      // The estimate fits but the rows do not: the buffers fill, later units are deferred.
+      {"buffers fill up", search.entries / 8, all_bytes / 4, false, true, true},
+      {"low memory", search.entries, 4 * all_bytes, true, true, false},
+  };
+  for (const Case& c : cases) {
+    for (const int threads : {1, 2}) {
+      for (const bool with_distances : {false, true}) {
+        SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads" +
+                     (with_distances ? ", distances" : ""));
+        const ListRequest request{.radius = 1.0,
+                                  .with_distances = with_distances,
+                                  .low_memory = c.low_memory,
+                                  .row_buffer_bytes = c.budget_bytes};
+        Runs runs;
+        const NeighborLists lists = collect(search, points, threads, c.estimate, request, runs);
+        expect_rows(search, points, lists, with_distances);
+        // Every unit ran with rows once, buffered or deferred; the deferred ones ran for counts
+        // first.
+        EXPECT_EQ(runs.with_rows, search.units());
+        EXPECT_EQ(runs.count_only > 0, c.deferred_some) << runs.count_only;
+        EXPECT_EQ(runs.count_only < search.units(), c.buffered_some) << runs.count_only;
+      }
+    }
+  }
+}
+
+TEST(CollectRows, ASecondSearchThatDiffersIsAnError) {
+  constexpr std::size_t n = 500;
+  const SyntheticSearch search(n);
+  std::vector<double> coords(3 * n, 0.0);
+  const PointsView<3, double> points(coords.data(), n);
+  NeighborLists lists;
+  int calls = 0;
+  const auto run = [&](std::int64_t u, Work& work, bool count_only, auto&& emit) {
+    const auto [first, last] = search.slots_of(u);
+    work.row.assign(64, 0);
+    for (std::uint32_t s = first; s < last; ++s) {
+      // The counting search reports one more entry per row than the writing one.
+      const auto length = static_cast<std::uint32_t>(search.row_by_slot[s].size()) + count_only;
+      emit(s, count_only ? nullptr : work.row.data(), length);
+    }
+    ++calls;
+  };
+  const ListRequest request{.radius = 1.0, .low_memory = true};
+  EXPECT_THROW(collect_rows<Work>(
+                   1, points, search.units(), search.row_of, n, search.entries,
+                   [&](std::int64_t u) { return search.slots_of(u); }, run, request, lists),
+               std::logic_error);
+  EXPECT_GT(calls, 0);
+}
+
+}  // namespace
