@@ -1049,10 +1049,10 @@ class CellList final : public EngineBase<Dim, T> {
   void make_blocks() {
     stencil_size_ = stencil_size<Dim>(grid_.reach);
     for (int t = 0; t < stencil_size_; ++t) {
-      stencil_[t] = stencil_offset<Dim>(t, grid_.reach);
+      const Cell<Dim> offset = stencil_offset<Dim>(t, grid_.reach);
       dense_offset_[t] = 0;
       for (int k = Dim - 1; k >= 0; --k) {
-        dense_offset_[t] = dense_offset_[t] * layout_.dims[k] + stencil_[t][k];
+        dense_offset_[t] = dense_offset_[t] * layout_.dims[k] + offset[k];
       }
     }
     for (int u = 0; u < kGroupCells; ++u) {
@@ -1081,8 +1081,7 @@ class CellList final : public EngineBase<Dim, T> {
   GridGeometry<Dim> grid_;  ///< the lattice of this engine (edge r / subdivision)
   CellListLayout<Dim> layout_;
   BlockFilterFn<Dim> filter_ = nullptr;
-  std::vector<std::uint32_t> blocks_;          ///< blocks_[b] .. blocks_[b+1]: the cells of block b
-  std::array<Cell<Dim>, kStencil> stencil_{};  ///< offsets of the stencil cells, x fastest
+  std::vector<std::uint32_t> blocks_;  ///< blocks_[b] .. blocks_[b+1]: the cells of block b
   /// The stencil offsets as distances in the dense lattice lookup (x fastest).
   std::array<std::int64_t, kStencil> dense_offset_{};
   /// The union cells of a group as distances in the dense lattice lookup from its first (x

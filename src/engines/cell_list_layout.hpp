@@ -134,6 +134,13 @@ class CellListLayout {
         t = t * width + at[k];
         linear = linear * dims[k] + cell[k];
       }
+      // The table's cell at position x of the row, if any, to f.
+      const auto probe_row = [&](int x) {
+        std::array<std::int64_t, Dim> c = cell;
+        c[0] += x;
+        const std::uint32_t found = probe(c);
+        if (found != kNoCell) f(t + x, found);
+      };
       if (!dense.empty()) {
         for (int x = 0; x < row_length; ++x) {
           const std::uint32_t found = dense[static_cast<std::size_t>(linear + x)];
@@ -147,20 +154,12 @@ class CellListLayout {
           bits |= occupied[(first >> 6) + 1] << (64 - (first & 63));
         }
         bits &= (std::uint64_t{1} << row_length) - 1;
-        for (; bits != 0; bits &= bits - 1) {
-          const int x = std::countr_zero(bits);
-          std::array<std::int64_t, Dim> c = cell;
-          c[0] += x;
-          const std::uint32_t found = probe(c);
-          if (found != kNoCell) f(t + x, found);
-        }
+        for (; bits != 0; bits &= bits - 1) probe_row(std::countr_zero(bits));
       } else {
         for (int x = 0; x < row_length; ++x) {
           std::array<std::int64_t, Dim> c = cell;
           c[0] += x;
-          if (!occupied_at(c)) continue;
-          const std::uint32_t found = probe(c);
-          if (found != kNoCell) f(t + x, found);
+          if (occupied_at(c)) probe_row(x);
         }
       }
       int k = 1;
