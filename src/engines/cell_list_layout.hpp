@@ -5,7 +5,8 @@
 //   cell_start[c]  first sorted position of cell c (cells in Morton order, only non-empty ones);
 //                  cell_start[cells] == n
 //   cell_coord[c]  lattice coordinates of cell c
-//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, behind
+//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, the
+//                  cells of a 2^Dim block at consecutive slots (hash()), behind
 //   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
 //                  (set when a cell of the block has points), so that most lookups of empty cells
 //                  cost one bit test instead of a hash probe; or
@@ -194,17 +195,24 @@ class CellListLayout {
     }
   }
 
-  /// Packs the coordinates and mixes all bits into the low ones (murmur3's finalizer), so that
-  /// lattice neighborhoods spread evenly over a power-of-two table.
+  /// The table slot where the search for cell `c` starts: the cells of one block of 2 cells per
+  /// axis start at consecutive slots (the block's coordinates packed and mixed by murmur3's
+  /// finalizer, times 2^Dim, plus the cell's place in the block). A block's cells are also
+  /// consecutive in Z-order, so the probes of a stencil's cells read a few cache lines of the table
+  /// and of cell_coord instead of one each (W5 at 4M points: docs/benchmarks.md).
   static std::uint64_t hash(const CellCoord& c) {
-    std::uint64_t h = c[0];
-    for (int k = 1; k < Dim; ++k) h = h * 0x9E3779B97F4A7C15ull + c[k];
+    std::uint64_t h = c[0] >> 1;
+    std::uint64_t local = c[0] & 1;
+    for (int k = 1; k < Dim; ++k) {
+      h = h * 0x9E3779B97F4A7C15ull + (c[k] >> 1);
+      local |= static_cast<std::uint64_t>(c[k] & 1) << k;
+    }
     h ^= h >> 33;
     h *= 0xFF51AFD7ED558CCDull;
     h ^= h >> 33;
     h *= 0xC4CEB9FE1A85EC53ull;
     h ^= h >> 33;
-    return h;
+    return (h << Dim) | local;
   }
 
   // Uninitialized on resize (ResultVector): every element is written by the build.

@@ -1,0 +1,176 @@
+// The cell lookup of cell_list's layout (src/engines/cell_list_layout.hpp) on lattices mostly
+// empty, where it is a hash table behind an occupancy bitmap: find() and for_each_cell_in_box()
+// against the set of occupied cells computed here from the points, for point sets that stress
+// the table's block-local slots (cells only at even coordinates, whole 2^Dim blocks, random
+// cells) and with a bitmap of a bit per cell or per block of cells.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../src/engines/cell_list_layout.hpp"
+
+namespace {
+
+using spatialhash::PointsView;
+using spatialhash::detail::CellListLayout;
+using spatialhash::detail::make_context;
+
+/// How the occupied cells are chosen.
+enum class Pattern { random_cells, even_cells, whole_blocks };
+
+template <int Dim>
+using Coord = std::array<std::int64_t, Dim>;
+
+/// Points (cell edge 1 + margin, r = 1) in `cells` cells of a lattice about `side` cells wide,
+/// 1-3 per cell near its center.
+template <int Dim>
+struct Scene {
+  std::vector<double> coords;
+};
+
+template <int Dim>
+Scene<Dim> make_scene(Pattern pattern, int cells, std::int64_t side, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<std::int64_t> along(0, side - 1);
+  std::uniform_int_distribution<int> how_many(1, 3);
+  std::uniform_real_distribution<double> jitter(0.3, 0.7);
+  std::map<Coord<Dim>, int> wanted;
+  while (static_cast<int>(wanted.size()) < cells) {
+    Coord<Dim> c;
+    for (int k = 0; k < Dim; ++k) c[k] = along(g);
+    if (pattern == Pattern::even_cells) {
+      for (auto& x : c) x &= ~std::int64_t{1};
+    }
+    if (pattern == Pattern::whole_blocks) {
+      for (int corner = 0; corner < (1 << Dim); ++corner) {
+        Coord<Dim> b;
+        for (int k = 0; k < Dim; ++k) b[k] = (c[k] & ~std::int64_t{1}) + ((corner >> k) & 1);
+        wanted[b] = how_many(g);
+      }
+    } else {
+      wanted[c] = how_many(g);
+    }
+  }
+  Scene<Dim> scene;
+  // A point at the origin pins the lattice's lower corner to 0, so the pattern is the lattice's.
+  for (int k = 0; k < Dim; ++k) scene.coords.push_back(0.0);
+  for (const auto& [c, count] : wanted) {
+    for (int p = 0; p < count; ++p) {
+      // Cell edges are 1 * (1 + 2^-18): points at 0.3-0.7 of a unit stay well inside.
+      for (int k = 0; k < Dim; ++k) scene.coords.push_back(static_cast<double>(c[k]) + jitter(g));
+    }
+  }
+  return scene;
+}
+
+template <int Dim>
+void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t seed,
+                  bool bit_per_cell) {
+  Scene<Dim> scene = make_scene<Dim>(pattern, cells, side, seed);
+  const std::size_t n = scene.coords.size() / Dim;
+  const auto context =
+      make_context(PointsView<Dim, double>(scene.coords.data(), n), 1.0, /*threads=*/2);
+  const auto layout = CellListLayout<Dim>::build(context, context.grid);
+  const std::string where = "dim " + std::to_string(Dim) + ", pattern " +
+                            std::to_string(static_cast<int>(pattern)) + ", seed " +
+                            std::to_string(seed);
+  ASSERT_TRUE(layout.dense.empty()) << where << ": the lattice should use the hash table";
+  ASSERT_EQ(layout.occupied_shift == 0, bit_per_cell) << where;
+
+  // The points' own cells, in double (the same lattice: origin at the lower corner).
+  std::map<Coord<Dim>, int> occupied;
+  for (std::size_t i = 0; i < n; ++i) {
+    Coord<Dim> c;
+    for (int k = 0; k < Dim; ++k) {
+      c[k] = static_cast<std::int64_t>(
+          std::floor((scene.coords[i * Dim + k] - context.grid.origin[k]) * context.grid.inv_cell));
+    }
+    ++occupied[c];
+  }
+  ASSERT_EQ(layout.cells(), occupied.size()) << where;
+  for (const auto& [c, count] : occupied) {
+    const std::uint32_t found = layout.find(c);
+    ASSERT_NE(found, CellListLayout<Dim>::kNoCell) << where;
+    for (int k = 0; k < Dim; ++k) {
+      ASSERT_EQ(static_cast<std::int64_t>(layout.cell_coord[found][k]), c[k]) << where;
+    }
+    ASSERT_EQ(static_cast<int>(layout.cell_start[found + 1] - layout.cell_start[found]), count)
+        << where;
+  }
+
+  // Boxes of 4 cells per axis at random corners (some reaching off the lattice) and around
+  // occupied cells: every occupied cell of the box reported once, with its position, no other.
+  std::mt19937_64 g(seed + 1);
+  std::uniform_int_distribution<std::int64_t> along(-3, side);
+  std::vector<Coord<Dim>> corners;
+  for (int b = 0; b < 300; ++b) {
+    Coord<Dim> corner;
+    for (int k = 0; k < Dim; ++k) corner[k] = along(g);
+    corners.push_back(corner);
+  }
+  int near = 0;
+  for (const auto& [c, count] : occupied) {
+    if (++near % 7 != 0) continue;
+    Coord<Dim> corner = c;
+    for (auto& x : corner) x -= 1;
+    corners.push_back(corner);
+  }
+  constexpr int kWidth = 4;
+  for (const Coord<Dim>& corner : corners) {
+    std::map<int, std::uint32_t> want;
+    int positions = 1;
+    for (int k = 0; k < Dim; ++k) positions *= kWidth;
+    for (int t = 0; t < positions; ++t) {
+      Coord<Dim> c;
+      int rest = t;
+      for (int k = 0; k < Dim; ++k) {
+        c[k] = corner[k] + rest % kWidth;
+        rest /= kWidth;
+      }
+      if (occupied.count(c) != 0) {
+        want[t] = layout.find(c);
+      } else {
+        // A cell without points is not found, on the lattice or off it.
+        ASSERT_EQ(layout.find(c), CellListLayout<Dim>::kNoCell) << where;
+      }
+    }
+    std::map<int, std::uint32_t> got;
+    layout.for_each_cell_in_box(corner, kWidth, [&](int t, std::uint32_t cell) {
+      EXPECT_EQ(got.count(t), 0u) << where << ": position " << t << " reported twice";
+      got[t] = cell;
+    });
+    ASSERT_EQ(got, want) << where;
+  }
+}
+
+TEST(CellListLayout, HashTableLookupMatchesThePointsCells3D) {
+  for (std::uint64_t seed : {1, 2}) {
+    // 2000 cells (or 300 whole blocks) in a lattice of 60^3: a bit per cell.
+    check_lookup<3>(Pattern::random_cells, 2000, 60, seed, true);
+    check_lookup<3>(Pattern::even_cells, 2000, 60, seed, true);
+    check_lookup<3>(Pattern::whole_blocks, 300, 60, seed, true);
+    // Few points in a lattice of 400^3: blocks of cells per bit.
+    check_lookup<3>(Pattern::random_cells, 3000, 400, seed, false);
+    check_lookup<3>(Pattern::even_cells, 3000, 400, seed, false);
+    check_lookup<3>(Pattern::whole_blocks, 400, 400, seed, false);
+  }
+}
+
+TEST(CellListLayout, HashTableLookupMatchesThePointsCells2D) {
+  for (std::uint64_t seed : {3, 4}) {
+    check_lookup<2>(Pattern::random_cells, 3000, 500, seed, true);
+    check_lookup<2>(Pattern::even_cells, 3000, 500, seed, true);
+    check_lookup<2>(Pattern::whole_blocks, 700, 500, seed, true);
+    check_lookup<2>(Pattern::random_cells, 2000, 20000, seed, false);
+    check_lookup<2>(Pattern::even_cells, 2000, 20000, seed, false);
+    check_lookup<2>(Pattern::whole_blocks, 400, 20000, seed, false);
+  }
+}
+
+}  // namespace
