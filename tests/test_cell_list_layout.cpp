@@ -27,15 +27,10 @@ enum class Pattern { random_cells, even_cells, whole_blocks };
 template <int Dim>
 using Coord = std::array<std::int64_t, Dim>;
 
-/// Points (cell edge 1 + margin, r = 1) in `cells` cells of a lattice about `side` cells wide,
-/// 1-3 per cell near its center.
+/// Coordinates (x0, y0, ..., interleaved) of points in `cells` cells (cell edge 1 + margin, r = 1)
+/// of a lattice about `side` cells wide, 1-3 per cell near its center.
 template <int Dim>
-struct Scene {
-  std::vector<double> coords;
-};
-
-template <int Dim>
-Scene<Dim> make_scene(Pattern pattern, int cells, std::int64_t side, std::uint64_t seed) {
+std::vector<double> make_scene(Pattern pattern, int cells, std::int64_t side, std::uint64_t seed) {
   std::mt19937_64 g(seed);
   std::uniform_int_distribution<std::int64_t> along(0, side - 1);
   std::uniform_int_distribution<int> how_many(1, 3);
@@ -57,25 +52,23 @@ Scene<Dim> make_scene(Pattern pattern, int cells, std::int64_t side, std::uint64
       wanted[c] = how_many(g);
     }
   }
-  Scene<Dim> scene;
   // A point at the origin pins the lattice's lower corner to 0, so the pattern is the lattice's.
-  for (int k = 0; k < Dim; ++k) scene.coords.push_back(0.0);
+  std::vector<double> coords(Dim, 0.0);
   for (const auto& [c, count] : wanted) {
     for (int p = 0; p < count; ++p) {
       // Cell edges are 1 * (1 + 2^-18): points at 0.3-0.7 of a unit stay well inside.
-      for (int k = 0; k < Dim; ++k) scene.coords.push_back(static_cast<double>(c[k]) + jitter(g));
+      for (int k = 0; k < Dim; ++k) coords.push_back(static_cast<double>(c[k]) + jitter(g));
     }
   }
-  return scene;
+  return coords;
 }
 
 template <int Dim>
 void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t seed,
                   bool bit_per_cell) {
-  Scene<Dim> scene = make_scene<Dim>(pattern, cells, side, seed);
-  const std::size_t n = scene.coords.size() / Dim;
-  const auto context =
-      make_context(PointsView<Dim, double>(scene.coords.data(), n), 1.0, /*threads=*/2);
+  const std::vector<double> coords = make_scene<Dim>(pattern, cells, side, seed);
+  const std::size_t n = coords.size() / Dim;
+  const auto context = make_context(PointsView<Dim, double>(coords.data(), n), 1.0, /*threads=*/2);
   const auto layout = CellListLayout<Dim>::build(context, context.grid);
   const std::string where = "dim " + std::to_string(Dim) + ", pattern " +
                             std::to_string(static_cast<int>(pattern)) + ", seed " +
@@ -89,7 +82,7 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
     Coord<Dim> c;
     for (int k = 0; k < Dim; ++k) {
       c[k] = static_cast<std::int64_t>(
-          std::floor((scene.coords[i * Dim + k] - context.grid.origin[k]) * context.grid.inv_cell));
+          std::floor((coords[i * Dim + k] - context.grid.origin[k]) * context.grid.inv_cell));
     }
     ++occupied[c];
   }
