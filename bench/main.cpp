@@ -319,7 +319,8 @@ int main(int argc, char** argv) {
   app.add_option("--reps", s.reps, "repetitions per measurement (median reported)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--rep-budget-ms", s.rep_budget_ms,
-                 "stop repeating once the repetitions took this long")
+                 "stop repeating once the repetitions took this long (after the third; a "
+                 "first repetition over it runs once)")
       ->check(CLI::PositiveNumber);
   app.add_option("--timeout", s.timeout_s, "seconds before a contender run is killed")
       ->check(CLI::PositiveNumber);
