@@ -71,12 +71,13 @@ Digest digest_counts(std::span<const std::uint32_t> counts);
 /// process, whose first parallel region would otherwise pay for creating them).
 void warm_up_threads(int threads);
 
-/// Touches `bytes` of fresh memory, one write per 4 KiB page, and returns it to the system, so
-/// that the contender run next finds memory its (virtual) machine already backs. On the
-/// development VM, memory the guest freed more than a few seconds earlier is taken back by the
-/// host, and the first touch of 1 GB then costs about 1.2 s instead of 60 ms (docs/benchmarks.md,
-/// "Noise"). The memory a contender allocates is still fresh to its own process: the kernel
-/// zeroes every page it touches, a cost every process pays and the figures keep.
+/// Touches `bytes` of fresh memory in huge pages where the system has them (one write per 4 KiB
+/// page), and returns it to the system, so that the contender run next finds memory its (virtual)
+/// machine already backs. On the development VM, memory the guest freed more than a few seconds
+/// earlier is taken back by the host, and the first touch of 1 GB then costs about 1.2 s instead
+/// of 60 ms (docs/benchmarks.md, "Noise"). The memory a contender allocates is still fresh to its
+/// own process: the kernel zeroes every page it touches, a cost every process pays and the
+/// figures keep.
 void warm_up_memory(std::size_t bytes);
 
 /// Milliseconds since construction.
