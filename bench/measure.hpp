@@ -105,8 +105,8 @@ std::vector<double> repeat(const RepPolicy& policy, F&& rep) {
   for (int k = 0; k < policy.reps; ++k) {
     ms.push_back(rep());
     spent += ms.back();
-    const bool slow_alone = k == 0 && spent >= policy.budget_ms;
-    if (slow_alone || (k + 1 >= kMinReps && spent >= policy.budget_ms)) break;
+    // Over the budget: stop after a first repetition alone, or after kMinReps or more.
+    if (spent >= policy.budget_ms && (k == 0 || k + 1 >= kMinReps)) break;
   }
   return ms;
 }
