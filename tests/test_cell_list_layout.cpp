@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,106 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
       got[t] = cell;
     });
     ASSERT_EQ(got, want) << where;
+  }
+}
+
+/// near_points() of the layout of `coords` on a lattice of reach `reach` (cells of edge
+/// 1 / reach), against the occupied cells found here. Every cell within the reach of an occupied
+/// one (on the lattice or up to the reach off it) must say true; a cell whose bitmap block lies
+/// at least the dilation away from the bitmap's faces must say exactly whether an occupied cell
+/// lies in a block within the dilation of its block (nearer the faces, excess bits are allowed).
+template <int Dim>
+void check_near_points(const std::vector<double>& coords, int reach, const std::string& where) {
+  const std::size_t n = coords.size() / Dim;
+  const auto context = make_context(PointsView<Dim, double>(coords.data(), n), 1.0, /*threads=*/2);
+  const auto grid = spatialhash::detail::GridGeometry<Dim>::make(context.grid.lower,
+                                                                 context.grid.upper, 1.0, reach);
+  const auto layout = CellListLayout<Dim>::build(context, grid);
+  ASSERT_TRUE(layout.dense.empty()) << where;
+  ASSERT_FALSE(layout.near_occupied.empty()) << where;
+  std::set<Coord<Dim>> occupied;
+  for (std::size_t i = 0; i < n; ++i) {
+    Coord<Dim> c;
+    for (int k = 0; k < Dim; ++k) {
+      c[k] = static_cast<std::int64_t>(
+          std::floor((coords[i * Dim + k] - grid.origin[k]) * grid.inv_cell));
+    }
+    occupied.insert(c);
+  }
+  const int shift = layout.occupied_shift;
+  const std::int64_t block_reach = (reach + (std::int64_t{1} << shift) - 1) >> shift;
+  const auto near_occupied_cell = [&](const Coord<Dim>& c) {
+    for (const Coord<Dim>& o : occupied) {
+      bool near = true;
+      for (int k = 0; k < Dim; ++k) near = near && std::abs(o[k] - c[k]) <= reach;
+      if (near) return true;
+    }
+    return false;
+  };
+  const auto near_occupied_block = [&](const Coord<Dim>& c) {
+    for (const Coord<Dim>& o : occupied) {
+      bool near = true;
+      for (int k = 0; k < Dim; ++k)
+        near = near && std::abs((o[k] >> shift) - (c[k] >> shift)) <= block_reach;
+      if (near) return true;
+    }
+    return false;
+  };
+  // Cells around occupied ones (within and just beyond the reach) and random cells of the
+  // lattice and its rim.
+  std::vector<Coord<Dim>> cells;
+  std::mt19937_64 g(static_cast<std::uint64_t>(reach) * 7919 + n);
+  std::uniform_int_distribution<std::int64_t> offset(-reach - 1, reach + 1);
+  int picked = 0;
+  for (const Coord<Dim>& o : occupied) {
+    if (++picked % 5 != 0) continue;
+    Coord<Dim> c = o;
+    for (int k = 0; k < Dim; ++k) c[k] += offset(g);
+    cells.push_back(c);
+  }
+  for (int t = 0; t < 2000; ++t) {
+    Coord<Dim> c;
+    for (int k = 0; k < Dim; ++k) {
+      c[k] = std::uniform_int_distribution<std::int64_t>(-reach, layout.dims[k] - 1 + reach)(g);
+    }
+    cells.push_back(c);
+  }
+  int exact_checked = 0, false_seen = 0;
+  for (const Coord<Dim>& c : cells) {
+    const bool got = layout.near_points(c);
+    if (near_occupied_cell(c)) {
+      ASSERT_TRUE(got) << where << ": a cell near points said false";
+    }
+    bool interior = true;
+    for (int k = 0; k < Dim; ++k) {
+      const std::int64_t block = c[k] >> shift;
+      interior = interior && c[k] >= 0 && c[k] < layout.dims[k] && block >= block_reach &&
+                 block + block_reach < static_cast<std::int64_t>(layout.occupied_dims[k]);
+    }
+    if (!interior) continue;
+    ++exact_checked;
+    false_seen += !got;
+    ASSERT_EQ(got, near_occupied_block(c)) << where << ": reach " << reach;
+  }
+  // The sample must exercise both answers away from the faces.
+  ASSERT_GT(exact_checked, 100) << where;
+  ASSERT_GT(false_seen, 10) << where;
+}
+
+TEST(CellListLayout, NearPointsMatchesTheOccupiedCellsWithinReach) {
+  for (std::uint64_t seed : {5, 6}) {
+    for (int reach : {1, 2}) {
+      const std::string where = "seed " + std::to_string(seed);
+      // A bit per cell, then blocks of cells per bit.
+      check_near_points<3>(make_scene<3>(Pattern::random_cells, 300, 60, seed), reach,
+                           "3D small " + where);
+      check_near_points<3>(make_scene<3>(Pattern::random_cells, 400, 400, seed), reach,
+                           "3D wide " + where);
+      check_near_points<2>(make_scene<2>(Pattern::random_cells, 300, 500, seed), reach,
+                           "2D small " + where);
+      check_near_points<2>(make_scene<2>(Pattern::whole_blocks, 200, 20000, seed), reach,
+                           "2D wide " + where);
+    }
   }
 }
 

@@ -271,8 +271,18 @@ class CellList final : public EngineBase<Dim, T> {
 #pragma omp parallel for schedule(static) num_threads(threads)
       for (std::int64_t c = 0; c < chunks; ++c) {
         const auto first = static_cast<std::size_t>(c) * kChunk;
-        query_keys(input, first, std::min(m, first + kChunk), keys.data(),
-                   packed ? nullptr : order.data());
+        const std::size_t last = std::min(m, first + kChunk);
+        query_keys(input, first, last, keys.data(), packed ? nullptr : order.data());
+        // A query whose stencil has no points is put off the lattice too (one bit test, while
+        // its position is still in cache, instead of a stencil's lookups from its slot): most
+        // of them where the points fill a small part of their box (W5, docs/benchmarks.md).
+        if (layout_.near_occupied.empty()) continue;
+        for (std::size_t q = first; q < last; ++q) {
+          if ((packed ? keys[q] >> 32 : keys[q]) == 0) continue;
+          Cell<Dim> cell;
+          for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries[q][k], k);
+          if (!layout_.near_points(cell)) keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
+        }
       }
     }
     {
@@ -416,6 +426,7 @@ class CellList final : public EngineBase<Dim, T> {
   void scan_ball(const Position& center, double radius, Emit&& emit) const {
     Cell<Dim> cell;
     if (layout_.size() == 0 || !grid_.cell_of_position(center, cell)) return;
+    if (!layout_.near_points(cell)) return;
     const auto& points = this->context_.points;
     const FloatBand band = band_for(radius);
     const double r2 = radius * radius;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <span>
 
 #include "../growable_buffer.hpp"
 #include "../morton.hpp"
@@ -14,6 +15,47 @@
 #include "../simd/cell_keys.hpp"
 
 namespace spatialhash::detail {
+namespace {
+
+/// The bitmap `bits` of a lattice of `dims` blocks (x fastest) dilated by `radius` blocks along
+/// every axis, one axis after the other: each pass ORs the bitmap moved by up to `radius` rows
+/// of that axis either way. Moving the bitmap as one line sets bits across the ends of rows too:
+/// only in excess.
+template <int Dim>
+std::vector<std::uint64_t> dilated(const std::vector<std::uint64_t>& bits,
+                                   const std::array<std::uint64_t, Dim>& dims, int radius,
+                                   int threads) {
+  const auto words = static_cast<std::int64_t>(bits.size());
+  std::vector<std::uint64_t> current = bits, padded;
+  std::uint64_t stride = 1;  // bits between neighbours along axis k
+  for (int k = 0; k < Dim; ++k) {
+    // Zero words on both sides, as many as the farthest move reaches, so that the loop below
+    // reads without bounds checks.
+    const auto pad =
+        static_cast<std::int64_t>((static_cast<std::uint64_t>(radius) * stride) >> 6) + 1;
+    padded.assign(static_cast<std::size_t>(words + 2 * pad), 0);
+    std::copy(current.begin(), current.end(), padded.begin() + pad);
+    const std::uint64_t* from = padded.data() + pad;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t j = 0; j < words; ++j) {
+      std::uint64_t word = from[j];
+      for (int d = 1; d <= radius; ++d) {
+        // Bit i of the word gets bits i - by and i + by; `x >> 1 >> (63 - b)` is x >> (64 - b)
+        // for b > 0 and 0 for b = 0 (likewise for the left shift), without a branch.
+        const std::uint64_t by = static_cast<std::uint64_t>(d) * stride;
+        const auto w = static_cast<std::int64_t>(by >> 6);
+        const auto b = static_cast<unsigned>(by & 63);
+        word |= from[j - w] << b | from[j - w - 1] >> 1 >> (63 - b);
+        word |= from[j + w] >> b | from[j + w + 1] << 1 << (63 - b);
+      }
+      current[j] = word;
+    }
+    stride *= dims[k];
+  }
+  return current;
+}
+
+}  // namespace
 
 template <int Dim>
 template <class T>
@@ -121,6 +163,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
   table.clear();
   dense.clear();
   occupied.clear();
+  near_occupied.clear();
   table_mask = 0;
   if (grid.total_cells() <= static_cast<double>(size()) + 4096.0) {
     dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
@@ -158,6 +201,9 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
     const std::uint64_t bit = occupancy_bit(cell_coord[c]);
     occupied[bit >> 6] |= std::uint64_t{1} << (bit & 63);
   }
+  // Blocks of 2^occupied_shift cells: a reach of `reach` cells spans that many blocks, rounded up.
+  const int block_reach = (grid.reach + (1 << occupied_shift) - 1) >> occupied_shift;
+  near_occupied = dilated<Dim>(occupied, occupied_dims, block_reach, threads);
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T) \

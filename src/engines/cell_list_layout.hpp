@@ -9,13 +9,15 @@
 //                  cells of a 2^Dim block at consecutive slots (hash()), behind
 //   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
 //                  (set when a cell of the block has points), so that most lookups of empty cells
-//                  cost one bit test instead of a hash probe; or
+//                  cost one bit test instead of a hash probe, and
+//   near_occupied  the same bitmap dilated by the stencil's reach, so that a query far from every
+//                  point costs one bit test instead of a stencil of lookups; or
 //   dense          a direct lattice -> cell array when the lattice has about a cell per point
 //
 // Invariants: points of one cell are contiguous; cells appear in Z-order of their coordinates (or
 // of their coordinates shifted right, for lattices wider than a 64-bit Morton code can hold), so
 // cells that are close in space are mostly close in memory. About 16 bytes per point plus 24 per
-// non-empty cell, and at most a byte per point of bitmap.
+// non-empty cell, and at most two bytes per point of bitmaps.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell keep their relative order, the few that changed cell are sorted by
@@ -109,6 +111,16 @@ class CellListLayout {
   bool occupied_at(const std::array<Coord, Dim>& c) const {
     const std::uint64_t bit = occupancy_bit(c);
     return (occupied[bit >> 6] >> (bit & 63) & 1) != 0;
+  }
+
+  /// Whether some cell within the lattice's reach of lattice cell `c` (clamped onto the lattice:
+  /// a position off it has no nearer lattice cells) may have points. False only where
+  /// near_occupied rules every one out; always true with the dense array, whose lookups are cheap.
+  bool near_points(Cell<Dim> c) const {
+    if (near_occupied.empty()) return true;
+    for (int k = 0; k < Dim; ++k) c[k] = std::clamp<std::int64_t>(c[k], 0, dims[k] - 1);
+    const std::uint64_t bit = occupancy_bit(c);
+    return (near_occupied[bit >> 6] >> (bit & 63) & 1) != 0;
   }
 
   /// Calls f(t, cell) for every non-empty cell of the box of `width` (<= 8) cells per axis whose
@@ -225,6 +237,11 @@ class CellListLayout {
   /// one of its cells has points; a clear bit spares the table probe. The blocks are as small as
   /// kOccupancyBitsPerPoint bits per point allow.
   std::vector<std::uint64_t> occupied;
+  /// With the table: `occupied` dilated by the lattice's reach, rounded up to whole blocks: the
+  /// bit of a block is set when a block within that many blocks of it along every axis has
+  /// points. Bits may also be set in excess next to the lattice's faces (the dilation runs on
+  /// the bitmap as one line and crosses the ends of its rows), never missing.
+  std::vector<std::uint64_t> near_occupied;
   int occupied_shift = 0;
   std::array<std::uint64_t, Dim> occupied_dims{};  ///< blocks along each axis
   /// When the lattice has at most about one cell per point: lattice cell (x fastest) -> cell
