@@ -111,7 +111,10 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
 #pragma omp parallel num_threads(threads)
   {
     const int t = thread_id();
-    GrowableBuffer<index_t>& out = found[static_cast<std::size_t>(t)];
+    // The thread's own buffer, handed over to `found` once its rows are in: the size it updates
+    // for every row stays off the cache line the other threads' buffers share in `found` (W2, 1M
+    // points, 2 threads: that line bouncing between the cores cost about 10% of the search).
+    GrowableBuffer<index_t> out;
     if (share > 0) {
       out.reserve_more(share);
       advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
@@ -135,6 +138,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
         row_length[slot] = length;
       });
     }
+    found[static_cast<std::size_t>(t)] = std::move(out);
   }
   const ResultVector<std::size_t> row_start =
       lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists);
