@@ -17,9 +17,10 @@
 // the next free range with an atomic cursor; to a fixed-size output, counted per block first, then
 // written at their offsets (pair_output). Cross queries are sorted by cell and searched like the
 // points of a cell, by groups of cells where they fill three or more of a group's cells
-// (cross_lists). Stencil cells are found through the layout's dense array or, on mostly empty
-// lattices, its hash table behind an occupancy bitmap read a row of the stencil at a time
-// (CellListLayout::for_each_cell_in_box).
+// (cross_lists); a query whose stencil holds no point (one bit of the layout's dilated occupancy
+// bitmap) is dropped in the key pass, as one off the lattice. Stencil cells are found through the
+// layout's dense array or, on mostly empty lattices, its hash table behind an occupancy bitmap read
+// a row of the stencil at a time (CellListLayout::for_each_cell_in_box).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
