@@ -113,7 +113,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     const int t = thread_id();
     // The thread's own buffer, handed over to `found` once its rows are in: the size it updates
     // for every row stays off the cache line the other threads' buffers share in `found` (W2, 1M
-    // points, 2 threads: that line bouncing between the cores cost about 10% of the search).
+    // points, 2 threads: that line bouncing between the cores took about 8% of the engine's
+    // samples; docs/benchmarks.md).
     GrowableBuffer<index_t> out;
     if (share > 0) {
       out.reserve_more(share);
