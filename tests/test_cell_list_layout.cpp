@@ -149,13 +149,14 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
 /// at least the dilation away from the bitmap's faces must say exactly whether an occupied cell
 /// lies in a block within the dilation of its block (nearer the faces, excess bits are allowed).
 template <int Dim>
-void check_near_points(const std::vector<double>& coords, int reach, const std::string& where) {
+void check_near_points(const std::vector<double>& coords, int reach, bool dense,
+                       const std::string& where) {
   const std::size_t n = coords.size() / Dim;
   const auto context = make_context(PointsView<Dim, double>(coords.data(), n), 1.0, /*threads=*/2);
   const auto grid = spatialhash::detail::GridGeometry<Dim>::make(context.grid.lower,
                                                                  context.grid.upper, 1.0, reach);
   const auto layout = CellListLayout<Dim>::build(context, grid);
-  ASSERT_TRUE(layout.dense.empty()) << where;
+  ASSERT_EQ(layout.dense.empty(), !dense) << where << ": the lattice's lookup";
   ASSERT_FALSE(layout.near_occupied.empty()) << where;
   std::set<Coord<Dim>> occupied;
   for (std::size_t i = 0; i < n; ++i) {
@@ -230,15 +231,20 @@ TEST(CellListLayout, NearPointsMatchesTheOccupiedCellsWithinReach) {
   for (std::uint64_t seed : {5, 6}) {
     for (int reach : {1, 2}) {
       const std::string where = "seed " + std::to_string(seed);
-      // A bit per cell, then blocks of cells per bit.
-      check_near_points<3>(make_scene<3>(Pattern::random_cells, 300, 60, seed), reach,
+      // Hash-table lattices with a bit per cell, then blocks of cells per bit; then lattices of
+      // about a cell per point (the dense array, a bit per cell).
+      check_near_points<3>(make_scene<3>(Pattern::random_cells, 300, 60, seed), reach, false,
                            "3D small " + where);
-      check_near_points<3>(make_scene<3>(Pattern::random_cells, 400, 400, seed), reach,
+      check_near_points<3>(make_scene<3>(Pattern::random_cells, 400, 400, seed), reach, false,
                            "3D wide " + where);
-      check_near_points<2>(make_scene<2>(Pattern::random_cells, 300, 500, seed), reach,
+      check_near_points<2>(make_scene<2>(Pattern::random_cells, 300, 500, seed), reach, false,
                            "2D small " + where);
-      check_near_points<2>(make_scene<2>(Pattern::whole_blocks, 200, 20000, seed), reach,
+      check_near_points<2>(make_scene<2>(Pattern::whole_blocks, 200, 20000, seed), reach, false,
                            "2D wide " + where);
+      check_near_points<3>(make_scene<3>(Pattern::random_cells, 30, 16 / reach, seed), reach, true,
+                           "3D dense " + where);
+      check_near_points<2>(make_scene<2>(Pattern::random_cells, 30, 64 / reach, seed), reach, true,
+                           "2D dense " + where);
     }
   }
 }

@@ -9,10 +9,12 @@
 //                  cells of a 2^Dim block at consecutive slots (hash()), behind
 //   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
 //                  (set when a cell of the block has points), so that most lookups of empty cells
-//                  cost one bit test instead of a hash probe, and
-//   near_occupied  the same bitmap dilated by the stencil's reach, so that a query far from every
-//                  point costs one bit test instead of a stencil of lookups; or
+//                  cost one bit test instead of a hash probe; or
 //   dense          a direct lattice -> cell array when the lattice has about a cell per point
+//                  (the bitmap is then built too, a bit per cell, for near_occupied), and
+//   near_occupied  the bitmap dilated by the stencil's reach, so that a query far from every
+//                  point costs one bit test instead of a stencil of lookups (kept only when at
+//                  most kNearShareKept of the lattice is near points)
 //
 // Invariants: points of one cell are contiguous; cells appear in Z-order of their coordinates (or
 // of their coordinates shifted right, for lattices wider than a 64-bit Morton code can hold), so
@@ -61,6 +63,8 @@ class CellListLayout {
   static constexpr std::uint32_t kNoCell = 0xFFFFFFFFu;
   /// Budget of the occupancy bitmap (beyond a floor of 32 KiB): a byte per point.
   static constexpr double kOccupancyBitsPerPoint = 8.0;
+  /// near_occupied is dropped when more than this share of its blocks are near points.
+  static constexpr double kNearShareKept = 0.875;
   using CellCoord = std::array<std::uint32_t, Dim>;
 
   /// Reorders the points of `context` by their cell of `grid` (parallel radix sort on Morton
@@ -114,8 +118,8 @@ class CellListLayout {
   }
 
   /// Whether some cell within the lattice's reach of lattice cell `c` (clamped onto the lattice:
-  /// a position off it has no nearer lattice cells) may have points. False only where
-  /// near_occupied rules every one out; always true with the dense array, whose lookups are cheap.
+  /// a position off it has no nearer lattice cells) may have points: false only where
+  /// near_occupied rules every one out; always true without it.
   bool near_points(Cell<Dim> c) const {
     if (near_occupied.empty()) return true;
     for (int k = 0; k < Dim; ++k) c[k] = std::clamp<std::int64_t>(c[k], 0, dims[k] - 1);
@@ -233,11 +237,12 @@ class CellListLayout {
   std::vector<std::uint32_t> cell_start;
   std::vector<CellCoord> cell_coord;
   std::vector<std::uint32_t> table;
-  /// With the table: bit (x fastest) of each block of 2^occupied_shift cells per axis, set when
-  /// one of its cells has points; a clear bit spares the table probe. The blocks are as small as
-  /// kOccupancyBitsPerPoint bits per point allow.
+  /// Bit (x fastest) of each block of 2^occupied_shift cells per axis, set when one of its cells
+  /// has points; with the table, a clear bit spares the probe. The blocks are as small as
+  /// kOccupancyBitsPerPoint bits per point allow (a bit per cell with the dense array).
   std::vector<std::uint64_t> occupied;
-  /// With the table: `occupied` dilated by the lattice's reach, rounded up to whole blocks: the
+  /// `occupied` dilated by the lattice's reach, rounded up to whole blocks (or empty: see
+  /// kNearShareKept): the
   /// bit of a block is set when a block within that many blocks of it along every axis has
   /// points. Bits may also be set in excess next to the lattice's faces (the dilation runs on
   /// the bitmap as one line and crosses the ends of its rows), never missing.
