@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +63,22 @@ std::vector<double> make_scene(Pattern pattern, int cells, std::int64_t side, st
   return coords;
 }
 
+/// The points' own cells, in double (on `grid`), with how many points each holds.
+template <int Dim>
+std::map<Coord<Dim>, int> points_per_cell(const std::vector<double>& coords,
+                                          const spatialhash::detail::GridGeometry<Dim>& grid) {
+  std::map<Coord<Dim>, int> cells;
+  for (std::size_t i = 0; i < coords.size() / Dim; ++i) {
+    Coord<Dim> c;
+    for (int k = 0; k < Dim; ++k) {
+      c[k] = static_cast<std::int64_t>(
+          std::floor((coords[i * Dim + k] - grid.origin[k]) * grid.inv_cell));
+    }
+    ++cells[c];
+  }
+  return cells;
+}
+
 template <int Dim>
 void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t seed,
                   bool bit_per_cell) {
@@ -77,16 +92,7 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
   ASSERT_TRUE(layout.dense.empty()) << where << ": the lattice should use the hash table";
   ASSERT_EQ(layout.occupied_shift == 0, bit_per_cell) << where;
 
-  // The points' own cells, in double (the same lattice: origin at the lower corner).
-  std::map<Coord<Dim>, int> occupied;
-  for (std::size_t i = 0; i < n; ++i) {
-    Coord<Dim> c;
-    for (int k = 0; k < Dim; ++k) {
-      c[k] = static_cast<std::int64_t>(
-          std::floor((coords[i * Dim + k] - context.grid.origin[k]) * context.grid.inv_cell));
-    }
-    ++occupied[c];
-  }
+  const std::map<Coord<Dim>, int> occupied = points_per_cell<Dim>(coords, context.grid);
   ASSERT_EQ(layout.cells(), occupied.size()) << where;
   for (const auto& [c, count] : occupied) {
     const std::uint32_t found = layout.find(c);
@@ -158,30 +164,16 @@ void check_near_points(const std::vector<double>& coords, int reach, bool dense,
   const auto layout = CellListLayout<Dim>::build(context, grid);
   ASSERT_EQ(layout.dense.empty(), !dense) << where << ": the lattice's lookup";
   ASSERT_FALSE(layout.near_occupied.empty()) << where;
-  std::set<Coord<Dim>> occupied;
-  for (std::size_t i = 0; i < n; ++i) {
-    Coord<Dim> c;
-    for (int k = 0; k < Dim; ++k) {
-      c[k] = static_cast<std::int64_t>(
-          std::floor((coords[i * Dim + k] - grid.origin[k]) * grid.inv_cell));
-    }
-    occupied.insert(c);
-  }
+  const std::map<Coord<Dim>, int> occupied = points_per_cell<Dim>(coords, grid);
   const int shift = layout.occupied_shift;
   const std::int64_t block_reach = (reach + (std::int64_t{1} << shift) - 1) >> shift;
-  const auto near_occupied_cell = [&](const Coord<Dim>& c) {
-    for (const Coord<Dim>& o : occupied) {
+  // Whether an occupied cell lies within `within` blocks of 2^block_shift cells of c's block.
+  const auto occupied_within = [&](const Coord<Dim>& c, int block_shift, std::int64_t within) {
+    for (const auto& [o, count] : occupied) {
       bool near = true;
-      for (int k = 0; k < Dim; ++k) near = near && std::abs(o[k] - c[k]) <= reach;
-      if (near) return true;
-    }
-    return false;
-  };
-  const auto near_occupied_block = [&](const Coord<Dim>& c) {
-    for (const Coord<Dim>& o : occupied) {
-      bool near = true;
-      for (int k = 0; k < Dim; ++k)
-        near = near && std::abs((o[k] >> shift) - (c[k] >> shift)) <= block_reach;
+      for (int k = 0; k < Dim; ++k) {
+        near = near && std::abs((o[k] >> block_shift) - (c[k] >> block_shift)) <= within;
+      }
       if (near) return true;
     }
     return false;
@@ -192,7 +184,7 @@ void check_near_points(const std::vector<double>& coords, int reach, bool dense,
   std::mt19937_64 g(static_cast<std::uint64_t>(reach) * 7919 + n);
   std::uniform_int_distribution<std::int64_t> offset(-reach - 1, reach + 1);
   int picked = 0;
-  for (const Coord<Dim>& o : occupied) {
+  for (const auto& [o, count] : occupied) {
     if (++picked % 5 != 0) continue;
     Coord<Dim> c = o;
     for (int k = 0; k < Dim; ++k) c[k] += offset(g);
@@ -208,7 +200,7 @@ void check_near_points(const std::vector<double>& coords, int reach, bool dense,
   int exact_checked = 0, false_seen = 0;
   for (const Coord<Dim>& c : cells) {
     const bool got = layout.near_points(c);
-    if (near_occupied_cell(c)) {
+    if (occupied_within(c, 0, reach)) {
       ASSERT_TRUE(got) << where << ": a cell near points said false";
     }
     bool interior = true;
@@ -220,7 +212,7 @@ void check_near_points(const std::vector<double>& coords, int reach, bool dense,
     if (!interior) continue;
     ++exact_checked;
     false_seen += !got;
-    ASSERT_EQ(got, near_occupied_block(c)) << where << ": reach " << reach;
+    ASSERT_EQ(got, occupied_within(c, shift, block_reach)) << where << ": reach " << reach;
   }
   // The sample must exercise both answers away from the faces.
   ASSERT_GT(exact_checked, 100) << where;

@@ -113,8 +113,7 @@ class CellListLayout {
   /// lattices only).
   template <class Coord>
   bool occupied_at(const std::array<Coord, Dim>& c) const {
-    const std::uint64_t bit = occupancy_bit(c);
-    return (occupied[bit >> 6] >> (bit & 63) & 1) != 0;
+    return bit_set(occupied, occupancy_bit(c));
   }
 
   /// Whether some cell within the lattice's reach of lattice cell `c` (clamped onto the lattice:
@@ -123,8 +122,12 @@ class CellListLayout {
   bool near_points(Cell<Dim> c) const {
     if (near_occupied.empty()) return true;
     for (int k = 0; k < Dim; ++k) c[k] = std::clamp<std::int64_t>(c[k], 0, dims[k] - 1);
-    const std::uint64_t bit = occupancy_bit(c);
-    return (near_occupied[bit >> 6] >> (bit & 63) & 1) != 0;
+    return bit_set(near_occupied, occupancy_bit(c));
+  }
+
+  /// Bit `bit` of the bitmap `bits`.
+  static bool bit_set(const std::vector<std::uint64_t>& bits, std::uint64_t bit) {
+    return (bits[bit >> 6] >> (bit & 63) & 1) != 0;
   }
 
   /// Calls f(t, cell) for every non-empty cell of the box of `width` (<= 8) cells per axis whose
@@ -242,10 +245,9 @@ class CellListLayout {
   /// kOccupancyBitsPerPoint bits per point allow (a bit per cell with the dense array).
   std::vector<std::uint64_t> occupied;
   /// `occupied` dilated by the lattice's reach, rounded up to whole blocks (or empty: see
-  /// kNearShareKept): the
-  /// bit of a block is set when a block within that many blocks of it along every axis has
-  /// points. Bits may also be set in excess next to the lattice's faces (the dilation runs on
-  /// the bitmap as one line and crosses the ends of its rows), never missing.
+  /// kNearShareKept): the bit of a block is set when a block within that many blocks of it along
+  /// every axis has points. Bits may also be set in excess next to the lattice's faces (the
+  /// dilation runs on the bitmap as one line and crosses the ends of its rows), never missing.
   std::vector<std::uint64_t> near_occupied;
   int occupied_shift = 0;
   std::array<std::uint64_t, Dim> occupied_dims{};  ///< blocks along each axis
