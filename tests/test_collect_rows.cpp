@@ -2,12 +2,16 @@
 // synthetic search whose rows are known in advance: every way a unit's rows reach the CSR
 // arrays (buffered, deferred because the estimate exceeds the buffer budget, deferred because a
 // thread's buffer filled up although the estimate fit, low memory), on one and two threads, with
-// distances, compared with the rows the search was asked to produce.
+// distances, compared with the rows the search was asked to produce; and the streaming row copy
+// (src/engines/chunk_copy.hpp) at every length and alignment.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -182,6 +186,35 @@ TEST(CollectRows, ASecondSearchThatDiffersIsAnError) {
                    [&](std::int64_t u) { return search.slots_of(u); }, run, request, lists),
                std::logic_error);
   EXPECT_GT(calls, 0);
+}
+
+// copy_streaming writes a row's whole cache lines with non-temporal stores and its partial first
+// and last lines with ordinary ones: every length and every alignment of the target within a
+// line must land exactly the row, and nothing beside it.
+TEST(CopyStreaming, WritesExactlyTheRowAtEveryAlignment) {
+  constexpr std::uint32_t kUntouched = 0xDEADBEEFu;
+  constexpr std::size_t kMaxCount = 200;
+  std::mt19937 rng(11);
+  std::vector<std::uint32_t> source(kMaxCount + kFilterSlack);
+  for (auto& id : source) id = static_cast<std::uint32_t>(rng());
+  // 64-byte aligned storage, so that `shift` is the target's offset within a line.
+  struct alignas(64) Line {
+    std::array<std::uint32_t, 16> items;
+  };
+  std::vector<Line> storage((kMaxCount + 64) / 16);
+  std::span<std::uint32_t> target(storage.front().items.data(), storage.size() * 16);
+  for (std::size_t shift = 0; shift < 16; ++shift) {
+    for (std::size_t count = 0; count <= kMaxCount; ++count) {
+      std::fill(target.begin(), target.end(), kUntouched);
+      spatialhash::detail::copy_streaming(target.data() + shift, source.data(), count);
+      spatialhash::detail::streaming_done();
+      for (std::size_t j = 0; j < target.size(); ++j) {
+        const bool inside = j >= shift && j < shift + count;
+        ASSERT_EQ(target[j], inside ? source[j - shift] : kUntouched)
+            << "item " << j << ", " << count << " items copied to offset " << shift;
+      }
+    }
+  }
 }
 
 }  // namespace
