@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <numeric>
 #include <random>
 #include <string>
@@ -25,7 +26,7 @@
 namespace {
 
 using spatialhash::ResultVector;
-using spatialhash::detail::advise_huge_pages;
+using spatialhash::detail::sized_for_overwrite;
 
 /// The rows of a synthetic search: slot t has length[t] ids at source[t] of `buffer` and goes to
 /// row row_of[t], which starts at start[t] of the output.
@@ -68,9 +69,7 @@ Rows make_rows(std::size_t n, double mean) {
 double place(const Rows& rows, bool streaming, ResultVector<std::uint32_t>& out) {
   out = {};
   const auto start = std::chrono::steady_clock::now();
-  out.reserve(rows.total);
-  advise_huge_pages(out.data(), rows.total * sizeof(std::uint32_t));
-  out.resize(rows.total);
+  sized_for_overwrite(out, rows.total);
   const auto n = static_cast<std::int64_t>(rows.length.size());
   constexpr std::int64_t kAhead = 8;
 #pragma omp parallel
@@ -95,12 +94,19 @@ double place(const Rows& rows, bool streaming, ResultVector<std::uint32_t>& out)
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t n = argc > 1 ? std::stoull(argv[1]) : 1000000;
-  const double mean = argc > 2 ? std::stod(argv[2]) : 131.0;
-  const int repeats = argc > 3 ? std::stoi(argv[3]) : 15;
-  if (n == 0 || !(mean >= 1.0) || repeats < 1) {
+  std::size_t n = 1000000;
+  double mean = 131.0;
+  int repeats = 15;
+  try {
+    if (argc > 1) n = std::stoull(argv[1]);
+    if (argc > 2) mean = std::stod(argv[2]);
+    if (argc > 3) repeats = std::stoi(argv[3]);
+  } catch (const std::exception&) {
+    n = 0;  // not a number: the usage below
+  }
+  if (argc > 4 || n == 0 || n > 100000000 || !(mean >= 1.0 && mean <= 10000.0) || repeats < 1) {
     std::fprintf(stderr,
-                 "usage: row_placement [points >= 1] [mean row length >= 1] [repeats >= 1]\n");
+                 "usage: row_placement [points 1..1e8] [mean row length 1..1e4] [repeats >= 1]\n");
     return 2;
   }
   const Rows rows = make_rows(n, mean);

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -197,12 +196,8 @@ TEST(CopyStreaming, WritesExactlyTheRowAtEveryAlignment) {
   std::mt19937 rng(11);
   std::vector<std::uint32_t> source(kMaxCount + kFilterSlack);
   for (auto& id : source) id = static_cast<std::uint32_t>(rng());
-  // 64-byte aligned storage, so that `shift` is the target's offset within a line.
-  struct alignas(64) Line {
-    std::array<std::uint32_t, 16> items;
-  };
-  std::vector<Line> storage((kMaxCount + 64) / 16);
-  std::span<std::uint32_t> target(storage.front().items.data(), storage.size() * 16);
+  // Line-aligned, so that `shift` is the target's offset within a 64-byte line.
+  alignas(64) std::array<std::uint32_t, kMaxCount + 64> target;
   for (std::size_t shift = 0; shift < 16; ++shift) {
     for (std::size_t count = 0; count <= kMaxCount; ++count) {
       std::fill(target.begin(), target.end(), kUntouched);

@@ -62,7 +62,7 @@ inline void copy_streaming(Item* target, const Item* source, std::size_t count) 
   static_assert(64 % sizeof(Item) == 0);
   constexpr std::size_t kLine = 64 / sizeof(Item);
   const auto address = reinterpret_cast<std::uintptr_t>(target);
-  if (count >= 4 * kLine && address % sizeof(Item) == 0) {
+  if (count >= 4 * kLine) {
     const std::size_t head = (64 - address % 64) % 64 / sizeof(Item);
     copy_exact(target, source, head);
     std::size_t j = head;
