@@ -1,9 +1,10 @@
 // The build's key pass (src/simd/cell_keys.hpp): every SIMD level this processor runs against an
 // oracle written here, bit by bit (the cell by the lattice rule floor((x - origin) * inv_cell),
 // the Morton code by interleaving one bit at a time), on random points, points exactly on cell
-// boundaries, padded strides, coarse keys, ranges whose length is not a multiple of the vector
-// width, both outputs (key and index arrays, or packed records), and the query mode of cross
-// queries (points off the lattice, NaN, infinities, clamped cells).
+// boundaries, padded strides, coarse keys, slabs (the slab along the last axis appended, by its
+// own oracle: the fractional part of u times the slab count), ranges whose length is not a
+// multiple of the vector width, both outputs (key and index arrays, or packed records), and the
+// query mode of cross queries (points off the lattice, NaN, infinities, clamped cells).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,9 +34,10 @@ std::uint64_t interleave(const std::array<std::uint64_t, Dim>& cell) {
 }
 
 template <int Dim, class T>
-void check_level(Simd level, std::size_t stride, double cell_size, int shift) {
-  SCOPED_TRACE(::testing::Message() << "Dim " << Dim << ", " << sizeof(T) * 8 << "-bit, stride "
-                                    << stride << ", cell " << cell_size << ", shift " << shift);
+void check_level(Simd level, std::size_t stride, double cell_size, int shift, int slab_bits) {
+  SCOPED_TRACE(::testing::Message()
+               << "Dim " << Dim << ", " << sizeof(T) * 8 << "-bit, stride " << stride << ", cell "
+               << cell_size << ", shift " << shift << ", slab bits " << slab_bits);
   std::mt19937_64 rng(17 + stride + static_cast<std::uint64_t>(shift));
   std::uniform_real_distribution<double> uniform(-3.0, 40.0);
   std::uniform_int_distribution<int> lattice(-6, 80);
@@ -43,12 +45,16 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift) {
   std::vector<T> data(kPoints * stride, T(0));
   for (std::size_t i = 0; i < kPoints; ++i) {
     for (int k = 0; k < Dim; ++k) {
-      // Every third point sits exactly on a lattice plane (as exactly as T holds it).
-      const double x = i % 3 == 0 ? lattice(rng) * cell_size : uniform(rng);
+      // Every third point sits exactly on a lattice plane, every fifth on a plane between two
+      // (as exactly as T holds them).
+      const double x = i % 3 == 0   ? lattice(rng) * cell_size
+                       : i % 5 == 0 ? (lattice(rng) + 0.5) * cell_size
+                                    : uniform(rng);
       data[i * stride + k] = static_cast<T>(x);
     }
   }
   CellKeyInput<Dim, T> input{data.data(), stride, {}, 1.0 / cell_size, shift};
+  input.slab_bits = slab_bits;
   for (int k = 0; k < Dim; ++k) input.origin[k] = -4.0 - cell_size;
   const auto keys_of = best_cell_keys<Dim, T>(level);
   // A range that starts off any vector boundary and leaves a remainder.
@@ -63,12 +69,16 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift) {
       continue;
     }
     std::array<std::uint64_t, Dim> cell;
+    std::uint64_t slab = 0;
     for (int k = 0; k < Dim; ++k) {
       const double u =
           (static_cast<double>(data[i * stride + k]) - input.origin[k]) * input.inv_cell;
       cell[k] = static_cast<std::uint64_t>(std::floor(u)) >> shift;
+      if (k == Dim - 1) {
+        slab = static_cast<std::uint64_t>(std::floor((u - std::floor(u)) * (1 << slab_bits)));
+      }
     }
-    ASSERT_EQ(keys[i], interleave<Dim>(cell)) << "point " << i;
+    ASSERT_EQ(keys[i], interleave<Dim>(cell) << slab_bits | slab) << "point " << i;
     ASSERT_EQ(order[i], i);
   }
   // Packed records (no order array): code << 32 | index, the codes here fit in 32 bits.
@@ -148,7 +158,8 @@ void check_all_levels() {
     for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 2}}) {
       for (double cell_size : {0.5, 0.1, 0.37}) {
         for (int shift : {0, 3}) {
-          check_level<Dim, T>(level, stride, cell_size, shift);
+          for (int slab_bits : {0, 1, 2})
+            check_level<Dim, T>(level, stride, cell_size, shift, slab_bits);
           check_queries<Dim, T>(level, stride, cell_size, shift);
         }
       }

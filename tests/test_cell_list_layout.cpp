@@ -2,9 +2,12 @@
 // empty, where it is a hash table behind an occupancy bitmap: find() and for_each_cell_in_box()
 // against the set of occupied cells computed here from the points, for point sets that stress
 // the table's block-local slots (cells only at even coordinates, whole 2^Dim blocks, random
-// cells) and with a bitmap of a bit per cell or per block of cells.
+// cells) and with a bitmap of a bit per cell or per block of cells. And the slabs of each cell
+// (points sorted by slab along the last axis, slab_begin()), after a build and after each path of
+// update(), against each point's cell and slab computed here in double.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -238,6 +241,110 @@ TEST(CellListLayout, NearPointsMatchesTheOccupiedCellsWithinReach) {
       check_near_points<2>(make_scene<2>(Pattern::random_cells, 30, 64 / reach, seed), reach, true,
                            "2D dense " + where);
     }
+  }
+}
+
+/// Every sorted position of `layout` holds a point of `coords` (each once) in the cell and slab
+/// that position says, by the lattice rule in double: u = (x - origin) * inv_cell, cell floor(u),
+/// slab floor((u - floor(u)) * slabs) along the last axis; its float coordinates are the point's.
+template <int Dim, class T>
+void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords,
+                 const spatialhash::detail::GridGeometry<Dim>& grid, const std::string& where) {
+  const std::size_t n = coords.size() / Dim;
+  ASSERT_EQ(layout.size(), n) << where;
+  std::vector<int> seen(n, 0);
+  const int slabs = layout.slabs();
+  for (std::uint32_t c = 0; c < layout.cells(); ++c) {
+    ASSERT_LE(layout.slab_begin(c, 0), layout.slab_begin(c, slabs)) << where;
+    for (int j = 0; j < slabs; ++j) {
+      ASSERT_LE(layout.slab_begin(c, j), layout.slab_begin(c, j + 1)) << where;
+      for (std::uint32_t s = layout.slab_begin(c, j); s < layout.slab_begin(c, j + 1); ++s) {
+        const std::size_t i = layout.order[s];
+        ASSERT_LT(i, n) << where;
+        ++seen[i];
+        for (int k = 0; k < Dim; ++k) {
+          const double x = static_cast<double>(coords[i * Dim + k]);
+          const double u = (x - grid.origin[k]) * grid.inv_cell;
+          ASSERT_EQ(static_cast<std::int64_t>(std::floor(u)),
+                    static_cast<std::int64_t>(layout.cell_coord[c][k]))
+              << where << ": point " << i << " axis " << k;
+          ASSERT_EQ(layout.axis[k][s], static_cast<float>(x - grid.origin[k])) << where;
+          if (k == Dim - 1) {
+            ASSERT_EQ(static_cast<int>(std::floor((u - std::floor(u)) * slabs)), j)
+                << where << ": point " << i << " in the wrong slab";
+          }
+        }
+      }
+    }
+  }
+  ASSERT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
+}
+
+/// Dense cells (about 60 points each) with a third of the points on the planes between slabs
+/// and cells; then updates: a refresh (motion along the first axis only, within cells), and a
+/// patch (points moved along the last axis across slab and cell borders).
+template <int Dim, class T>
+void check_slab_updates(int slab_bits) {
+  const std::string where = "dim " + std::to_string(Dim) + (sizeof(T) == 4 ? " float" : " double") +
+                            ", slab bits " + std::to_string(slab_bits);
+  SCOPED_TRACE(where);
+  std::mt19937_64 g(static_cast<std::uint64_t>(Dim * 10 + slab_bits + sizeof(T)));
+  constexpr double kSide = 5.0;  // r = 1: about 5^Dim cells
+  const std::size_t n = Dim == 2 ? 1500 : 7500;
+  std::uniform_real_distribution<double> inside(0.05, kSide - 0.05);
+  std::uniform_int_distribution<int> plane(1, 4 * static_cast<int>(kSide) - 1);
+  std::vector<T> coords;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      const bool on_plane = k == Dim - 1 && i % 3 == 0;
+      coords.push_back(static_cast<T>(on_plane ? plane(g) * 0.25 : inside(g)));
+    }
+  }
+  // Two corners that never move: the bounding box (and so the lattice) stays.
+  for (int k = 0; k < Dim; ++k) coords[k] = T(0);
+  for (int k = 0; k < Dim; ++k) coords[Dim + k] = static_cast<T>(kSide);
+  auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, /*threads=*/2);
+  const auto grid = context.grid;
+  auto layout = CellListLayout<Dim>::build(context, grid, slab_bits);
+  ASSERT_EQ(layout.slab_bits, slab_bits);
+  check_slabs<Dim>(layout, coords, grid, where + ", built");
+
+  spatialhash::detail::CellListSpare<Dim> spare;
+  // Along the first axis by 1e-3, only points at least a tenth of a cell from their cell's faces
+  // along it: no point changes cell or slab (slabs are along the last axis).
+  std::vector<T> nudged = coords;
+  for (std::size_t i = 2; i < n; ++i) {
+    const double u = (static_cast<double>(coords[i * Dim]) - grid.origin[0]) * grid.inv_cell;
+    if (u - std::floor(u) > 0.1 && u - std::floor(u) < 0.9) {
+      nudged[i * Dim] = static_cast<T>(coords[i * Dim] + 1e-3);
+    }
+  }
+  context = make_context(PointsView<Dim, T>(nudged.data(), n), 1.0, 2);
+  auto kind = layout.update(context, grid, 0.5, spare);
+  ASSERT_TRUE(kind.has_value());
+  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::refreshed);
+  check_slabs<Dim>(layout, nudged, grid, where + ", refreshed");
+
+  // One point in ten moves by +-0.3 along the last axis: across a slab border, a cell border or
+  // both, with the other points staying in place.
+  std::vector<T> moved = nudged;
+  for (std::size_t i = 2; i < n; i += 10) {
+    const double z = static_cast<double>(moved[i * Dim + Dim - 1]);
+    moved[i * Dim + Dim - 1] = static_cast<T>(z + 0.3 < kSide ? z + 0.3 : z - 0.3);
+  }
+  context = make_context(PointsView<Dim, T>(moved.data(), n), 1.0, 2);
+  kind = layout.update(context, grid, 0.5, spare);
+  ASSERT_TRUE(kind.has_value());
+  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::patched);
+  check_slabs<Dim>(layout, moved, grid, where + ", patched");
+}
+
+TEST(CellListLayout, EachCellIsSortedBySlabAfterBuildsAndUpdates) {
+  for (int slab_bits : {1, 2}) {
+    check_slab_updates<2, float>(slab_bits);
+    check_slab_updates<2, double>(slab_bits);
+    check_slab_updates<3, float>(slab_bits);
+    check_slab_updates<3, double>(slab_bits);
   }
 }
 

@@ -334,4 +334,38 @@ TEST(CellListUpdate, TinyMotionWithinCellsIsRefreshedAndExact) {
   });
 }
 
+TEST(CellListUpdate, DenseCellsSearchedBySlabsStayExact) {
+  // About 40 points per cell, well above the density at which cell_list searches a group of
+  // cells slab by slab (kSlabMinPoints, 16), so the slab stencils and the sub-cell patches are
+  // exercised; half the points on a lattice of spacing r / 4, so that many pairs lie at exactly
+  // r, some of them across slab borders. Then one point in 50 moves by 0.3 r along the last
+  // axis (across slab and cell borders: patched), and everyone drifts a little. Each step against
+  // the oracle.
+  for_each_dim_type([]<int Dim, class T>() {
+    SCOPED_TRACE((label<Dim, T>()));
+    std::mt19937_64 g(40 + Dim + sizeof(T));
+    const double side = Dim == 2 ? 6.0 : 4.0, r = 1.0;
+    const std::size_t n = Dim == 2 ? 1440 : 2560;
+    std::uniform_real_distribution<double> inside(0.0, side);
+    std::uniform_int_distribution<int> site(0, static_cast<int>(4 * side));
+    std::vector<T> coords;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int k = 0; k < Dim; ++k) {
+        coords.push_back(static_cast<T>(i % 2 == 0 ? site(g) * 0.25 : inside(g)));
+      }
+    }
+    Driven<Dim, T> engine(coords, r, Engine::cell_list, 2);
+    std::vector<T> copy = coords;
+    EXPECT_EQ(engine.step(copy), UpdateKind::refreshed);
+    for (std::size_t i = 1; i < n; i += 50) {
+      T& z = coords[i * Dim + Dim - 1];
+      z = static_cast<T>(z + 0.3 * r <= side ? z + 0.3 * r : z - 0.3 * r);
+    }
+    EXPECT_EQ(engine.step(coords), UpdateKind::patched);
+    // Many lattice points sit on slab and cell borders: any path may follow a drift.
+    drift<Dim>(coords, 0.01 * r, g);
+    engine.step(coords);
+  });
+}
+
 }  // namespace

@@ -6,7 +6,9 @@
 // cell are tested against them kBlockQueries at a time with a SIMD block filter. Full-stencil
 // searches (neighbor lists) take the cells of one parent cell together (search_group): their
 // stencils share most cells, so the union is looked up and gathered once, in copies arranged so
-// that each cell's stencil is still one contiguous range. Candidates whose float distance falls
+// that each cell's stencil is still one contiguous range; on dense data, points are sorted by slab
+// (half a cell along the last axis) within their cells, and a slab's stencil leaves out the slabs
+// of the rows below and above that lie beyond r. Candidates whose float distance falls
 // in the rounding band around r are re-decided with the double rule (float_band.hpp), so results
 // are exact.
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
@@ -26,9 +28,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "spatialhash/types.hpp"
 
@@ -116,6 +120,15 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr int kCrossSection = Dim == 2 ? 3 : 9;
   /// Copies of a group's union (search_group): one per offset along the axes before the last.
   static constexpr int kGroupCopies = 1 << (Dim - 1);
+  /// Slabs per cell along the last axis (CellListLayout, search_group): 2. Four cut W3's
+  /// candidates by a quarter instead of a sixth but add a radix pass to its build and gather more
+  /// pieces: no faster (docs/benchmarks.md).
+  static constexpr int kSlabBits = 1;
+  static constexpr int kSlabs = 1 << kSlabBits;
+  /// A group is searched slab by slab when its cells hold at least this many points each on
+  /// average (two filter blocks per slab); sparser ones lose more to the split blocks and the
+  /// gather's extra pieces than the slabs save (W1, W2: docs/benchmarks.md).
+  static constexpr std::uint32_t kSlabMinPoints = 16;
   /// filter_gathered() tests the gathered candidates up to this index: all of them.
   static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
@@ -363,7 +376,7 @@ class CellList final : public EngineBase<Dim, T> {
             for (; end < last && same_parent(cell_at(end), first); ++end) {
               needs[copy_of(cell_at(end))] = true;
             }
-            const GroupGather group = gather_group(first, needs, work.g);
+            const GroupGather group = gather_group(first, needs, 1, work.g);
             while (t < end) {
               const Cell<Dim> cell = cell_at(t);
               std::uint32_t run_end = t + 1;
@@ -640,7 +653,8 @@ class CellList final : public EngineBase<Dim, T> {
       const Context<Dim, T>& context) {
     static constexpr double kSparse = 1.5, kTarget = 3.0, kMaxCoarsening = 16.0;
     GridGeometry<Dim> grid = padded(choose_grid(context));
-    CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid);
+    CellListLayout<Dim> layout =
+        CellListLayout<Dim>::build(context, grid, slab_bits_for(context, grid));
     if (context.cell_subdivision != 0 || layout.cells() == 0) return {grid, std::move(layout)};
     const std::size_t cells = layout.cells();
     const std::size_t samples = std::min<std::size_t>(cells, 512);
@@ -663,13 +677,54 @@ class CellList final : public EngineBase<Dim, T> {
       try {
         GridGeometry<Dim> coarse = padded(GridGeometry<Dim>::make(
             context.grid.lower, context.grid.upper, context.radius * coarsening, 1));
-        layout = CellListLayout<Dim>::build(context, coarse);
+        layout = CellListLayout<Dim>::build(context, coarse);  // sparse: no slabs
         grid = coarse;
       } catch (const InvalidArgument&) {
         // keep the lattice of edge r
       }
     }
     return {grid, std::move(layout)};
+  }
+
+  /// Slab bits for the layout on `grid`: kSlabBits where a group search may use them (cells of
+  /// edge r) and a point's own cell holds at least kSlabMinPoints points on average (weighting
+  /// each cell by its points, as the searches meet them), else none: then sparser data pays
+  /// nothing for slabs (no key bit, no slab index). The mean is estimated as n times the share of
+  /// pairs of kSamples points drawn at random (whatever the input order) that share a cell.
+  static int slab_bits_for(const Context<Dim, T>& context, const GridGeometry<Dim>& grid) {
+    constexpr std::size_t kSamples = 2048;
+    const std::size_t n = context.points.size();
+    if (grid.reach != 1 || n < 2) return 0;
+    std::vector<std::size_t> picked;
+    if (n <= 2 * kSamples) {
+      picked.resize(n);
+      std::iota(picked.begin(), picked.end(), std::size_t{0});
+    } else {
+      std::uint64_t state = 0x9E3779B97F4A7C15ull;  // splitmix64: fixed seed, same choice each run
+      for (std::size_t q = 0; q < kSamples; ++q) {
+        state += 0x9E3779B97F4A7C15ull;
+        std::uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        picked.push_back(static_cast<std::size_t>((z ^ (z >> 31)) % n));
+      }
+      std::sort(picked.begin(), picked.end());
+      picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    }
+    std::vector<Cell<Dim>> cells(picked.size());
+    for (std::size_t q = 0; q < picked.size(); ++q)
+      cells[q] = grid.cell_of(context.points, picked[q]);
+    std::sort(cells.begin(), cells.end());
+    double sharing = 0.0;  // sampled pairs in one cell
+    for (std::size_t a = 0; a < cells.size();) {
+      std::size_t b = a + 1;
+      while (b < cells.size() && cells[b] == cells[a]) ++b;
+      sharing += 0.5 * static_cast<double>(b - a) * static_cast<double>(b - a - 1);
+      a = b;
+    }
+    const double m = static_cast<double>(cells.size());
+    const double seen = 1.0 + static_cast<double>(n - 1) * sharing / (0.5 * m * (m - 1.0));
+    return seen >= static_cast<double>(kSlabMinPoints) ? kSlabBits : 0;
   }
 
   /// The rounding band for float coordinates relative to the origin; queries may lie up to the
@@ -748,75 +803,117 @@ class CellList final : public EngineBase<Dim, T> {
   /// copy holds the stencil's cross-section at union coordinate z' along the last axis, its
   /// 3^(Dim-1) cells x fastest. The stencil of a cell at offset z along the last axis is rows z ..
   /// z+2 of its copy: one contiguous range, as in search_cell(). A full 3D group gathers 18 cells
-  /// per cell instead of 27, and looks up 8 instead of 27. A count search (count_only) reports
-  /// counts with null rows.
+  /// per cell instead of 27, and looks up 8 instead of 27. A group of dense cells
+  /// (slabs_for_group) is searched slab by slab: each row is gathered as slab rows (GroupGather),
+  /// and the points of slab h of a cell meet only the slabs >= h of the row below and <= h of
+  /// the row above (the others lie more than r away along the last axis: W3 tests 15% fewer
+  /// candidates). A count search (count_only) reports counts with null rows.
   template <class Emit>
   void search_group(std::uint32_t first, std::uint32_t last, bool count_only, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
     GroupCopies needs{};
     for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cell_of(c))] = true;
-    const GroupGather group = gather_group(cell_of(first), needs, work.g);
+    const int slabs = slabs_for_group(first, last);
+    const GroupGather group = gather_group(cell_of(first), needs, slabs, work.g);
     const auto& points = this->context_.points;
+    const int step = layout_.slabs() / slabs;
     for (std::uint32_t c = first; c < last; ++c) {
-      const Range stencil = group.stencil_of(cell_of(c));
-      const std::uint32_t own = group.own_of(cell_of(c));
-      const std::uint32_t cell_first = layout_.cell_start[c];
-      filter_gathered(
-          work, count_only, layout_.cell_start[c + 1] - cell_first, search,
-          [&](std::uint32_t p0, QueryBlock<Dim>& block) {
-            block.after = false;
-            for (int q = 0; q < block.count; ++q) {
-              for (int k = 0; k < Dim; ++k) {
-                block.position[q][k] = layout_.axis[k][cell_first + p0 + q];
+      const Cell<Dim> cell = cell_of(c);
+      for (int h = 0; h < slabs; ++h) {
+        const std::uint32_t slab_first = layout_.slab_begin(c, h * step);
+        const std::uint32_t slab_end = layout_.slab_begin(c, (h + 1) * step);
+        if (slab_first == slab_end) continue;
+        const Range stencil = group.stencil_of(cell, h);
+        const std::uint32_t own = own_of(group, cell, h);
+        filter_gathered(
+            work, count_only, slab_end - slab_first, search,
+            [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+              block.after = false;
+              for (int q = 0; q < block.count; ++q) {
+                for (int k = 0; k < Dim; ++k) {
+                  block.position[q][k] = layout_.axis[k][slab_first + p0 + q];
+                }
+                block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
               }
-              block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
-            }
-            return stencil.begin;
-          },
-          [&](std::uint32_t p, std::uint32_t id) {
-            return distance_squared(points, layout_.order[cell_first + p], id) <= search.r2;
-          },
-          [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
-            emit(cell_first + p, row, kept);
-          },
-          stencil.end);
+              return stencil.begin;
+            },
+            [&](std::uint32_t p, std::uint32_t id) {
+              return distance_squared(points, layout_.order[slab_first + p], id) <= search.r2;
+            },
+            [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
+              emit(slab_first + p, row, kept);
+            },
+            stencil.end);
+      }
     }
+  }
+
+  /// Slabs a group's search splits its cells into: the layout's where the group's cells hold at
+  /// least kSlabMinPoints points each on average, else 1 (whole cells).
+  int slabs_for_group(std::uint32_t first, std::uint32_t last) const {
+    if (layout_.slabs() == 1) return 1;
+    const std::uint32_t points = layout_.cell_start[last] - layout_.cell_start[first];
+    return points >= kSlabMinPoints * (last - first) ? layout_.slabs() : 1;
   }
 
   /// Which copies of a group (search_group) to gather.
   using GroupCopies = std::array<bool, kGroupCopies>;
 
-  /// A group's gathered candidates (gather_group): the layout range of each union cell, and where
-  /// each row of each copy begins among the gathered candidates.
+  /// A group's gathered candidates (gather_group): the layout cell of each union cell, and where
+  /// each slab row of each copy begins among the gathered candidates. Slab row z' * slabs + j of a
+  /// copy holds slab j of the copy's cross-section at union coordinate z' (its 3^(Dim-1) cells
+  /// x fastest), so that the stencil of a cell's slab h, which leaves out the slabs below h of
+  /// the row below and those above h of the row above, is still one contiguous range. Why those
+  /// are beyond r: a point of slab h of cell c has computed u >= c + h / slabs along the last
+  /// axis, one of slab j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h / slabs;
+  /// computed u more than 1 apart are more than r apart (the invariant of grid_geometry.hpp), and
+  /// likewise above.
   struct GroupGather {
-    std::array<Range, kGroupCells> unit;
-    std::array<std::array<std::uint32_t, kGroupSide + 1>, kGroupCopies> row_begin{};
+    std::array<std::uint32_t, kGroupCells> unit;
+    int slabs = 1;
+    std::array<std::array<std::uint32_t, kGroupSide * kSlabs + 1>, kGroupCopies> row_begin{};
 
-    /// The gathered range of the stencil of `cell` (a cell of the group; its copy gathered).
+    /// The gathered range of the stencil of slab h of `cell` (a cell of the group; its copy
+    /// gathered).
+    Range stencil_of(const Cell<Dim>& cell, int h) const {
+      const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
+      const auto z = static_cast<int>(cell[Dim - 1] & 1);
+      return Range{rows[static_cast<std::size_t>(z * slabs + h)],
+                   rows[static_cast<std::size_t>((z + 2) * slabs + h + 1)]};
+    }
+    /// The gathered range of the whole stencil of `cell`.
     Range stencil_of(const Cell<Dim>& cell) const {
       const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
-      const auto z = static_cast<std::size_t>(cell[Dim - 1] & 1);
-      return Range{rows[z], rows[z + 3]};
-    }
-    /// The gathered index of the first point of `cell` itself: the middle of its stencil's
-    /// middle row, after the cells before it in that row's cross-section.
-    std::uint32_t own_of(const Cell<Dim>& cell) const {
-      const int copy = copy_of(cell);
-      const int z = static_cast<int>(cell[Dim - 1] & 1) + 1;
-      std::uint32_t own = row_begin[static_cast<std::size_t>(copy)][static_cast<std::size_t>(z)];
-      for (int t = 0; t < kCrossSection / 2; ++t) {
-        const Range r = unit[static_cast<std::size_t>(section_cell(copy, z, t))];
-        own += r.end - r.begin;
-      }
-      return own;
+      const auto z = static_cast<int>(cell[Dim - 1] & 1);
+      return Range{rows[static_cast<std::size_t>(z * slabs)],
+                   rows[static_cast<std::size_t>((z + 3) * slabs)]};
     }
   };
 
+  /// The gathered index of the first point of slab h of `cell` (a cell of `group`): in the
+  /// middle row of its stencil, slab row h, after slab h of the cells before it in the
+  /// cross-section.
+  std::uint32_t own_of(const GroupGather& group, const Cell<Dim>& cell, int h) const {
+    const int copy = copy_of(cell);
+    const int z = static_cast<int>(cell[Dim - 1] & 1) + 1;
+    std::uint32_t own = group.row_begin[static_cast<std::size_t>(copy)]
+                                       [static_cast<std::size_t>(z * group.slabs + h)];
+    const int step = layout_.slabs() / group.slabs;
+    for (int t = 0; t < kCrossSection / 2; ++t) {
+      const std::uint32_t found = group.unit[static_cast<std::size_t>(section_cell(copy, z, t))];
+      if (found == CellListLayout<Dim>::kNoCell) continue;
+      own += layout_.slab_begin(found, (h + 1) * step) - layout_.slab_begin(found, h * step);
+    }
+    return own;
+  }
+
   /// Looks up the 4^Dim union cells of the group of `cell` (lattice coordinates; may lie off the
-  /// lattice) and gathers the copies in `needs` into g, with original indices as ids.
-  GroupGather gather_group(const Cell<Dim>& cell, const GroupCopies& needs,
+  /// lattice) and gathers the copies in `needs` into g, each row split into `slabs` slab rows
+  /// (1, or the layout's slabs), with original indices as ids.
+  GroupGather gather_group(const Cell<Dim>& cell, const GroupCopies& needs, int slabs,
                            Gathered<Dim>& g) const {
     GroupGather group;
+    group.slabs = slabs;
     std::array<std::int64_t, Dim> base;
     bool interior = !layout_.dense.empty();
     std::int64_t linear = 0;
@@ -826,42 +923,42 @@ class CellList final : public EngineBase<Dim, T> {
       interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
       linear = linear * layout_.dims[k] + base[k];
     }
-    const auto range_of = [&](std::uint32_t found) {
-      return found == CellListLayout<Dim>::kNoCell
-                 ? Range{0, 0}
-                 : Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
-    };
     if (interior) {
       for (int u = 0; u < kGroupCells; ++u) {
-        group.unit[u] =
-            range_of(layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])]);
+        group.unit[u] = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
       }
     } else {
-      group.unit.fill(Range{0, 0});
-      layout_.for_each_cell_in_box(
-          base, kGroupSide, [&](int u, std::uint32_t found) { group.unit[u] = range_of(found); });
+      group.unit.fill(CellListLayout<Dim>::kNoCell);
+      layout_.for_each_cell_in_box(base, kGroupSide,
+                                   [&](int u, std::uint32_t found) { group.unit[u] = found; });
     }
     // The copies as ranges of the layout, touching ones merged.
-    std::array<Range, kGroupCopies * kGroupSide * kCrossSection> ranges;
+    std::array<Range, kGroupCopies * kGroupSide * kSlabs * kCrossSection> ranges;
     int count = 0;
     std::uint32_t at = 0;
+    const int step = layout_.slabs() / slabs;
     for (int copy = 0; copy < kGroupCopies; ++copy) {
       if (!needs[static_cast<std::size_t>(copy)]) continue;
       auto& rows = group.row_begin[static_cast<std::size_t>(copy)];
       for (int row = 0; row < kGroupSide; ++row) {
-        rows[row] = at;
-        for (int t = 0; t < kCrossSection; ++t) {
-          const Range r = group.unit[section_cell(copy, row, t)];
-          if (r.end == r.begin) continue;
-          if (count > 0 && ranges[count - 1].end == r.begin) {
-            ranges[count - 1].end = r.end;
-          } else {
-            ranges[count++] = r;
+        for (int j = 0; j < slabs; ++j) {
+          rows[static_cast<std::size_t>(row * slabs + j)] = at;
+          for (int t = 0; t < kCrossSection; ++t) {
+            const std::uint32_t found = group.unit[section_cell(copy, row, t)];
+            if (found == CellListLayout<Dim>::kNoCell) continue;
+            const Range r{layout_.slab_begin(found, j * step),
+                          layout_.slab_begin(found, (j + 1) * step)};
+            if (r.end == r.begin) continue;
+            if (count > 0 && ranges[count - 1].end == r.begin) {
+              ranges[count - 1].end = r.end;
+            } else {
+              ranges[count++] = r;
+            }
+            at += r.end - r.begin;
           }
-          at += r.end - r.begin;
         }
       }
-      rows[kGroupSide] = at;
+      rows[static_cast<std::size_t>(kGroupSide * slabs)] = at;
     }
     gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(count)), g,
            Ids::original);

@@ -61,7 +61,7 @@ std::vector<std::uint64_t> dilated(const std::vector<std::uint64_t>& bits,
 template <int Dim>
 template <class T>
 CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
-                                               const GridGeometry<Dim>& grid) {
+                                               const GridGeometry<Dim>& grid, int slab_bits) {
   const auto& points = context.points;
   const std::size_t n = points.size();
   const int threads = context.threads;
@@ -83,17 +83,28 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   //
   // Keys that fit in 32 bits (full resolution, up to 2^10 cells per axis in 3D, 2^16 in 2D) are
   // sorted packed with their point's index (radix_sort.hpp): keys[s] = code << 32 | index.
-  const int key_bits = Dim * (bits - shift);
+  // Slabs only with full-resolution keys that still fit the packed sort.
+  if (shift > 0) slab_bits = 0;
+  slab_bits = std::clamp(32 - Dim * bits, 0, slab_bits);
+  layout.slab_bits = slab_bits;
+  const int key_bits = Dim * (bits - shift) + slab_bits;
   const bool packed = shift == 0 && key_bits <= 32;
   ResultVector<std::uint64_t> keys;
-  const auto key_at = [&](std::int64_t s) { return packed ? keys[s] >> 32 : keys[s]; };
+  // The key of the cell at sorted position s (slab bits dropped), and the slab.
+  const auto key_at = [&](std::int64_t s) {
+    return (packed ? keys[s] >> 32 : keys[s]) >> slab_bits;
+  };
+  const auto slab_at = [&](std::int64_t s) {
+    return static_cast<int>((keys[s] >> (packed ? 32 : 0)) & ((1u << slab_bits) - 1));
+  };
   sized_for_overwrite(keys, n);
   sized_for_overwrite(layout.order, n);
   const auto signed_n = static_cast<std::int64_t>(n);
   {
     // SIMD where the processor has it (cell_keys.hpp), in chunks taken in parallel.
     const CellKeysFn<Dim, T> cell_keys = best_cell_keys<Dim, T>(context.simd);
-    const CellKeyInput<Dim, T> input{points.data, points.stride, grid.origin, grid.inv_cell, shift};
+    CellKeyInput<Dim, T> input{points.data, points.stride, grid.origin, grid.inv_cell, shift};
+    input.slab_bits = slab_bits;
     constexpr std::int64_t kChunk = 4096;
     const std::int64_t chunks = (signed_n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -154,6 +165,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   layout.index_cells(marks, threads, [&](std::uint32_t s) {
     return shift == 0 ? morton_decode<Dim>(key_at(s)) : exact_cell(layout.order[s]);
   });
+  layout.index_slabs(threads, slab_at);
   layout.index_lookup(grid, threads);
   return layout;
 }
@@ -217,8 +229,9 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
   if (static_cast<double>(near) > kNearShareKept * blocks) near_occupied.clear();
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T) \
-  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&, const GridGeometry<D>&);
+#define SPATIALHASH_INSTANTIATE(D, T)                                       \
+  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&, \
+                                                      const GridGeometry<D>&, int);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 template class CellListLayout<2>;

@@ -4,6 +4,8 @@
 //   axis[k][s]     float coordinate k of that point, relative to the lattice origin
 //   cell_start[c]  first sorted position of cell c (cells in Morton order, only non-empty ones);
 //                  cell_start[cells] == n
+//   slab_start     with slabs (slab_bits > 0): where each slab of each cell begins; a slab is one
+//                  of 2^slab_bits equal parts of a cell along the last axis (slab_begin())
 //   cell_coord[c]  lattice coordinates of cell c
 //   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, the
 //                  cells of a 2^Dim block at consecutive slots (hash()), behind
@@ -16,14 +18,15 @@
 //                  point costs one bit test instead of a stencil of lookups (kept only when at
 //                  most kNearShareKept of the lattice is near points)
 //
-// Invariants: points of one cell are contiguous; cells appear in Z-order of their coordinates (or
-// of their coordinates shifted right, for lattices wider than a 64-bit Morton code can hold), so
-// cells that are close in space are mostly close in memory. About 16 bytes per point plus 24 per
-// non-empty cell, and at most two bytes per point of bitmaps.
+// Invariants: points of one cell are contiguous, sorted by slab within it; cells appear in Z-order
+// of their coordinates (or of their coordinates shifted right, for lattices wider than a 64-bit
+// Morton code can hold), so cells that are close in space are mostly close in memory. About 16
+// bytes per point plus 24 per non-empty cell (28 with slabs), and at most two bytes per point of
+// bitmaps.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
-// that stayed in their cell keep their relative order, the few that changed cell are sorted by
-// key and merged in (see cell_list_update.cpp).
+// that stayed in their cell (and slab) keep their relative order, the few that changed are sorted
+// by key and merged in (see cell_list_update.cpp).
 #pragma once
 
 #include <algorithm>
@@ -50,6 +53,7 @@ struct CellListSpare {
   std::vector<std::uint64_t> position_keys;
   std::vector<std::uint64_t> mover_keys;       ///< Morton key of each mover's new cell
   std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
+  std::vector<std::uint8_t> slab_of;           ///< per new position: its point's slab
   std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
   std::vector<std::uint32_t> sort_values;
   ResultVector<index_t> order;  ///< the merged layout, swapped in on success
@@ -68,9 +72,11 @@ class CellListLayout {
   using CellCoord = std::array<std::uint32_t, Dim>;
 
   /// Reorders the points of `context` by their cell of `grid` (parallel radix sort on Morton
-  /// codes).
+  /// codes), and within each cell by slab: 2^slab_bits equal parts of the cell along the last
+  /// axis (cell_keys.hpp), or fewer bits where the sort's packed keys would not hold them.
   template <class T>
-  static CellListLayout build(const Context<Dim, T>& context, const GridGeometry<Dim>& grid);
+  static CellListLayout build(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
+                              int slab_bits = 0);
 
   /// Re-sorts the layout for the moved points of `context` on the same lattice `grid` (the
   /// build's lattice with a new bounding box). Returns UpdateKind::refreshed when no point changed
@@ -95,6 +101,17 @@ class CellListLayout {
 
   std::size_t size() const { return order.size(); }
   std::size_t cells() const { return cell_coord.size(); }
+  /// Slabs per cell: 1 << slab_bits.
+  int slabs() const { return 1 << slab_bits; }
+
+  /// First sorted position of slab j of cell c (0 <= j <= slabs(): slab 0 begins the cell, "slab"
+  /// slabs() is the next cell's start).
+  std::uint32_t slab_begin(std::uint32_t c, int j) const {
+    if (j == 0) return cell_start[c];
+    if (j == slabs()) return cell_start[c + 1];
+    return slab_start[static_cast<std::size_t>(c) * static_cast<std::size_t>(slabs() - 1) +
+                      static_cast<std::size_t>(j - 1)];
+  }
 
   /// Index of the cell with lattice coordinates `c` (may lie outside the lattice), or kNoCell.
   std::uint32_t find(const std::array<std::int64_t, Dim>& c) const {
@@ -238,6 +255,10 @@ class CellListLayout {
   ResultVector<index_t> order;
   std::array<ResultVector<float>, Dim> axis;
   std::vector<std::uint32_t> cell_start;
+  /// Within each cell the points are sorted by slab (build()); slab_start[c * (slabs() - 1) + j -
+  /// 1] is the first sorted position of slab j >= 1 of cell c (slab_begin()). Empty with one slab.
+  std::vector<std::uint32_t> slab_start;
+  int slab_bits = 0;
   std::vector<CellCoord> cell_coord;
   std::vector<std::uint32_t> table;
   /// Bit (x fastest) of each block of 2^occupied_shift cells per axis, set when one of its cells
@@ -279,6 +300,25 @@ class CellListLayout {
     const auto signed_cells = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t c = 0; c < signed_cells; ++c) cell_coord[c] = cell_at(cell_start[c]);
+  }
+  /// slab_start from cell_start and `slab_at(s)`, the slab of the point at sorted position s
+  /// (within a cell the slabs ascend).
+  template <class SlabAt>
+  void index_slabs(int threads, SlabAt slab_at) {
+    slab_start.clear();
+    const int inner = slabs() - 1;
+    if (inner == 0) return;
+    slab_start.resize(cells() * static_cast<std::size_t>(inner));
+    const auto signed_cells = static_cast<std::int64_t>(cells());
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t c = 0; c < signed_cells; ++c) {
+      std::uint32_t s = cell_start[c];
+      const std::uint32_t end = cell_start[c + 1];
+      for (int j = 1; j <= inner; ++j) {
+        while (s < end && slab_at(s) < j) ++s;
+        slab_start[static_cast<std::size_t>(c * inner + j - 1)] = s;
+      }
+    }
   }
   /// The lookup from lattice coordinates to cells (dense array or hash table) for cell_coord.
   void index_lookup(const GridGeometry<Dim>& grid, int threads);

@@ -13,8 +13,11 @@
 //      plus movers with smaller keys. Cells are marked where the key changes, as in a build.
 //   4. Cell starts from the marks, cell coordinates decoded from the keys; the cell lookup is
 //      rebuilt only when the set of non-empty cells changed.
-// The result holds the same points in the same cells in the same cell order as a fresh build on
-// this lattice; only the order of points within a cell may differ (stayers first), which no
+// With slabs (CellListLayout::slab_bits), every step works on sub-cells (a cell's slab) instead:
+// keys are the build's (Morton code, then slab), and a point that changes slab within its cell is
+// a mover too.
+// The result holds the same points in the same cells and slabs in the same order as a fresh build
+// on this lattice; only the order of points within a slab may differ (stayers first), which no
 // search depends on.
 #include <algorithm>
 #include <array>
@@ -44,7 +47,11 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   if (n == 0) return UpdateKind::refreshed;
   const int threads = context.threads;
   const std::size_t count = cells();
-  const auto key_of_cell = [&](std::size_t c) { return morton_code<Dim>(cell_coord[c]); };
+  // Keys of sub-cells (cell c, slab j), as the build sorts them (cell_keys.hpp).
+  const int slab_count = slabs();
+  const auto key_of_slab = [&](std::size_t c, int j) {
+    return morton_code<Dim>(cell_coord[c]) << slab_bits | static_cast<std::uint64_t>(j);
+  };
 
   // Chunks of whole cells, about n / chunks points each: chunk j is cells [first[j], first[j+1]).
   const std::size_t chunks = std::min<std::size_t>(count, 8 * static_cast<std::size_t>(threads));
@@ -90,6 +97,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
 
   // 1. New cells and coordinates at the old positions. A coordinate off the lattice (u < 0 or
   // u >= dims) is caught before the truncation, which equals floor (cell_along) for u >= 0.
+  // With slabs, a point "changes cell" when its cell or its slab changes (its sub-cell).
   for (int k = 0; k < Dim; ++k) spare.moved_axis[k].resize(n);
   spare.changed_cell.resize(n);
   spare.position_keys.resize(n);
@@ -107,6 +115,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       extent[k] = static_cast<double>(dims[k]);
     }
     const double inv_cell = grid.inv_cell;
+    const double slab_scale = static_cast<double>(slab_count);
     const index_t* order_of = order.data();
     std::uint8_t* changed_cell = spare.changed_cell.data();
     std::uint64_t* keys = spare.position_keys.data();
@@ -118,6 +127,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     std::array<std::array<double, kBlock>, Dim> gathered;
     const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
     std::size_t c = first[j];
+    int slab = 0;  // the slab of cell c that position s lies in
     for (std::uint32_t block = begin; block < end; block += kBlock) {
       const std::uint32_t stop = std::min(end, block + kBlock);
       for (std::uint32_t s = block; s < stop; ++s) {
@@ -125,9 +135,16 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
         for (int k = 0; k < Dim; ++k) gathered[k][s - block] = points.coord(i, k);
       }
       for (std::uint32_t s = block; s < stop; ++s) {
-        while (cell_start[c + 1] <= s) ++c;
+        while (cell_start[c + 1] <= s) {
+          ++c;
+          slab = 0;
+        }
+        while (slab + 1 < slab_count && slab_begin(static_cast<std::uint32_t>(c), slab + 1) <= s) {
+          ++slab;
+        }
         CellCoord cell;
         std::uint32_t moved = 0;
+        std::uint32_t new_slab = 0;
         for (int k = 0; k < Dim; ++k) {
           const double x = gathered[k][s - block];
           const double u = (x - origin[k]) * inv_cell;
@@ -136,10 +153,18 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
           cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
           moved |= cell[k] ^ cell_coord[c][k];
           moved_axis[k][s] = static_cast<float>(x - origin[k]);
+          if (k == Dim - 1 && !off) {
+            // floor(u * slabs) - slabs * floor(u), as the key pass computes it (exact).
+            new_slab = static_cast<std::uint32_t>(u * slab_scale) -
+                       cell[k] * static_cast<std::uint32_t>(slab_count);
+          }
         }
+        moved |= new_slab ^ static_cast<std::uint32_t>(slab);
         const std::uint32_t changed_here = moved != 0 ? 1u : 0u;
         changed_cell[s] = static_cast<std::uint8_t>(changed_here);
-        if (changed_here != 0) keys[s] = morton_code<Dim>(cell);  // gathered data: cheap branch
+        if (changed_here != 0) {  // gathered data: cheap branch
+          keys[s] = morton_code<Dim>(cell) << slab_bits | new_slab;
+        }
         changed += changed_here;
       }
     }
@@ -170,14 +195,14 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       ++at;
     }
   }
-  radix_sort_pairs(spare.mover_keys, spare.mover_positions, Dim * bits, threads, spare.sort_keys,
-                   spare.sort_values);
+  radix_sort_pairs(spare.mover_keys, spare.mover_positions, Dim * bits + slab_bits, threads,
+                   spare.sort_keys, spare.sort_values);
 
   // 3. Merge, chunk by chunk. Chunk j takes the movers with keys in [lowest[j], lowest[j + 1]).
   std::vector<std::size_t> mover_begin(chunks + 1);
   for (std::size_t j = 0; j <= chunks; ++j) {
     const std::uint64_t lowest = j == 0             ? 0
-                                 : first[j] < count ? key_of_cell(first[j])
+                                 : first[j] < count ? key_of_slab(first[j], 0)
                                                     : std::numeric_limits<std::uint64_t>::max();
     mover_begin[j] = static_cast<std::size_t>(
         std::lower_bound(spare.mover_keys.begin(), spare.mover_keys.end(), lowest) -
@@ -187,6 +212,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   spare.order.resize(n);
   for (int k = 0; k < Dim; ++k) spare.axis[k].resize(n);
   spare.cell_marks.resize(n);
+  spare.slab_of.resize(slab_bits > 0 ? n : 0);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
     std::size_t m = mover_begin[j];
@@ -198,9 +224,10 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     const auto emit = [&](std::uint32_t s, std::uint64_t key) {
       spare.order[t] = order[s];
       for (int k = 0; k < Dim; ++k) spare.axis[k][t] = spare.moved_axis[k][s];
-      const bool begins_cell = first_out || key != previous;
+      const bool begins_cell = first_out || key >> slab_bits != previous >> slab_bits;
       spare.cell_marks[t] = begins_cell ? 1u : 0u;
-      if (begins_cell) spare.position_keys[t] = key;
+      if (begins_cell) spare.position_keys[t] = key >> slab_bits;
+      if (slab_bits > 0) spare.slab_of[t] = static_cast<std::uint8_t>(key & (slab_count - 1));
       previous = key;
       first_out = false;
       ++t;
@@ -213,12 +240,15 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       }
     };
     for (std::size_t c = first[j]; c < first[j + 1]; ++c) {
-      const std::uint64_t key = key_of_cell(c);
-      emit_movers_below(key, false);
-      for (std::uint32_t s = cell_start[c]; s < cell_start[c + 1]; ++s) {
-        if (spare.changed_cell[s] == 0) emit(s, key);
+      for (int slab = 0; slab < slab_count; ++slab) {
+        const std::uint64_t key = key_of_slab(c, slab);
+        emit_movers_below(key, false);
+        const auto cell = static_cast<std::uint32_t>(c);
+        for (std::uint32_t s = slab_begin(cell, slab); s < slab_begin(cell, slab + 1); ++s) {
+          if (spare.changed_cell[s] == 0) emit(s, key);
+        }
+        emit_movers_below(key, true);
       }
-      emit_movers_below(key, true);
     }
     emit_movers_below(std::numeric_limits<std::uint64_t>::max(), true);
   }
@@ -228,8 +258,10 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   CellListLayout next;
   next.order.swap(spare.order);
   next.dims = dims;
+  next.slab_bits = slab_bits;
   next.index_cells(spare.cell_marks, threads,
                    [&](std::uint32_t s) { return morton_decode<Dim>(spare.position_keys[s]); });
+  next.index_slabs(threads, [&](std::uint32_t s) { return static_cast<int>(spare.slab_of[s]); });
   const bool same_cells = next.cell_coord == cell_coord;
   if (!same_cells) next.index_lookup(grid, threads);
   spare.order.swap(order);
@@ -238,6 +270,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     axis[k].swap(spare.axis[k]);  // the old coordinates become the next update's scratch
   }
   cell_start.swap(next.cell_start);
+  slab_start.swap(next.slab_start);
   cell_coord.swap(next.cell_coord);
   if (!same_cells) {
     table.swap(next.table);

@@ -12,10 +12,12 @@ void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
                       std::uint64_t* keys, std::uint32_t* order) {
   for (std::size_t i = begin; i < end; ++i) {
     std::array<std::uint32_t, Dim> cell;
+    std::uint64_t slab = 0;
     bool on_lattice = true;
     for (int k = 0; k < Dim; ++k) {
       const double x = static_cast<double>(input.data[i * input.stride + k]);
-      double floor = std::floor((x - input.origin[k]) * input.inv_cell);
+      const double u = (x - input.origin[k]) * input.inv_cell;
+      double floor = std::floor(u);
       if (input.queries) {
         on_lattice = on_lattice && x >= input.lower[k] && x <= input.upper[k];
         // Clamped as the vector kernels clamp: NaN becomes 0.
@@ -23,8 +25,12 @@ void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
         floor = floor < input.last_cell[k] ? floor : input.last_cell[k];
       }
       cell[k] = static_cast<std::uint32_t>(floor) >> input.shift;
+      if (k == Dim - 1 && input.slab_bits > 0) {
+        const double slabs = static_cast<double>(1 << input.slab_bits);
+        slab = static_cast<std::uint64_t>(std::floor(u * slabs) - floor * slabs);
+      }
     }
-    std::uint64_t code = morton_code<Dim>(cell);
+    std::uint64_t code = morton_code<Dim>(cell) << input.slab_bits | slab;
     if (input.queries) code = on_lattice ? code + 1 : 0;
     if (order != nullptr) {
       keys[i] = code;

@@ -24,6 +24,11 @@ namespace spatialhash::detail {
 /// when lower[k] <= x_k <= upper[k] on every axis (never for NaN); its cell is clamped onto
 /// [0, last_cell[k]] before the shift, and its key is 1 + the Morton code, or 0 off the lattice
 /// (such queries sort first).
+///
+/// Slabs (`slab_bits` > 0, outside query mode): the key is the Morton code shifted left by
+/// slab_bits, plus the point's slab: which of 2^slab_bits equal parts of its cell along the last
+/// axis it lies in, floor(u * 2^slab_bits) - 2^slab_bits * floor(u) for the same computed
+/// u = (x - origin) * inv_cell (exact: scaling by a power of two rounds nothing).
 template <int Dim, class T>
 struct CellKeyInput {
   const T* data;
@@ -33,12 +38,14 @@ struct CellKeyInput {
   int shift;
   bool queries = false;
   std::array<double, Dim> lower{}, upper{}, last_cell{};
+  int slab_bits = 0;
 };
 
 /// For i in [begin, end): keys[i] = the key of point i (the Morton code of its cell, coordinates
-/// shifted right by `shift`; see query mode above), order[i] = i; or, with order == nullptr,
-/// keys[i] = key << 32 | i (a packed record, radix_sort_packed: the key must then fit in 32
-/// bits). Outside query mode every point must lie on the lattice: 0 <= cell < 2^30 per axis.
+/// shifted right by `shift`, then its slab; see query mode and slabs above), order[i] = i; or, with
+/// order == nullptr, keys[i] = key << 32 | i (a packed record, radix_sort_packed: the key must then
+/// fit in 32 bits). Outside query mode every point must lie on the lattice: 0 <= cell < 2^30 per
+/// axis.
 template <int Dim, class T>
 using CellKeysFn = void (*)(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
                             std::uint64_t* keys, std::uint32_t* order);

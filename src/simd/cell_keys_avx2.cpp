@@ -55,6 +55,7 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
   for (; i + kStep <= end; i += kStep) {
     const T* first = input.data + i * input.stride;
     __m256i key = _mm256_setzero_si256();
+    __m256i slab = _mm256_setzero_si256();
     __m256d on_lattice = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
     for (int k = 0; k < Dim; ++k) {
       // The same double operations as the scalar pass: (x - origin) * inv_cell, then floor.
@@ -70,11 +71,18 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
         floor = _mm256_max_pd(floor, _mm256_setzero_pd());
         floor = _mm256_min_pd(floor, _mm256_set1_pd(input.last_cell[k]));
       }
+      if (k == Dim - 1 && input.slab_bits > 0) {
+        const __m256d slabs = _mm256_set1_pd(static_cast<double>(1 << input.slab_bits));
+        const __m256d scaled = _mm256_floor_pd(_mm256_mul_pd(u, slabs));
+        slab = _mm256_cvtepu32_epi64(
+            _mm256_cvttpd_epi32(_mm256_sub_pd(scaled, _mm256_mul_pd(floor, slabs))));
+      }
       // Cells are below 2^30: the signed conversion is exact.
       const __m128i cell = _mm_srl_epi32(_mm256_cvttpd_epi32(floor), shift);
       const __m256i spread = spread_bits<Dim>(_mm256_cvtepu32_epi64(cell));
       key = _mm256_or_si256(key, _mm256_sll_epi64(spread, _mm_cvtsi32_si128(k)));
     }
+    key = _mm256_or_si256(_mm256_sll_epi64(key, _mm_cvtsi32_si128(input.slab_bits)), slab);
     if (input.queries) {
       key = _mm256_and_si256(_mm256_add_epi64(key, _mm256_set1_epi64x(1)),
                              _mm256_castpd_si256(on_lattice));

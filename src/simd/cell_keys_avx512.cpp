@@ -57,6 +57,7 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
   for (; i + kStep <= end; i += kStep) {
     const T* first = input.data + i * input.stride;
     __m512i key = _mm512_setzero_si512();
+    __m512i slab = _mm512_setzero_si512();
     __mmask8 on_lattice = kAll;
     for (int k = 0; k < Dim; ++k) {
       // The same double operations as the scalar pass: (x - origin) * inv_cell, then floor.
@@ -71,11 +72,21 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
         floor = _mm512_maskz_max_pd(kAll, floor, _mm512_setzero_pd());
         floor = _mm512_maskz_min_pd(kAll, floor, _mm512_set1_pd(input.last_cell[k]));
       }
+      if (k == Dim - 1 && input.slab_bits > 0) {
+        const __m512d slabs = _mm512_set1_pd(static_cast<double>(1 << input.slab_bits));
+        const __m512d scaled = _mm512_maskz_roundscale_pd(
+            kAll, _mm512_mul_pd(u, slabs), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        slab = _mm512_maskz_cvtepu32_epi64(
+            kAll,
+            _mm512_maskz_cvttpd_epu32(kAll, _mm512_sub_pd(scaled, _mm512_mul_pd(floor, slabs))));
+      }
       const __m256i cell = _mm256_srl_epi32(_mm512_maskz_cvttpd_epu32(kAll, floor), shift);
       const __m512i wide = _mm512_maskz_cvtepu32_epi64(kAll, cell);
       const __m512i spread = spread_bits<Dim>(wide);
       key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
     }
+    key = _mm512_or_si512(_mm512_maskz_sll_epi64(kAll, key, _mm_cvtsi32_si128(input.slab_bits)),
+                          slab);
     if (input.queries) key = _mm512_maskz_add_epi64(on_lattice, key, _mm512_set1_epi64(1));
     const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane);
     if (order != nullptr) {
