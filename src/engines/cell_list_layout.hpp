@@ -43,7 +43,8 @@ namespace spatialhash::detail {
 
 /// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
 /// allocates (and page-faults) nothing once they have grown to the point count: about 45 bytes
-/// per point in 3D (33 in 2D) after the first update, on top of the layout's 16.
+/// per point in 3D (33 in 2D; one more with slabs) after the first update, on top of the layout's
+/// 16.
 template <int Dim>
 struct CellListSpare {
   std::array<ResultVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
