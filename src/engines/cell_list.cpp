@@ -381,8 +381,8 @@ class CellList final : public EngineBase<Dim, T> {
               const Cell<Dim> cell = cell_at(t);
               std::uint32_t run_end = t + 1;
               while (run_end < end && cell_at(run_end) == cell) ++run_end;
-              filter_queries(queries, query_of.data() + t, run_end - t, t, group.stencil_of(cell),
-                             count_only, search, work, emit);
+              filter_queries(queries, query_of.data() + t, run_end - t, t,
+                             group.stencil_of(cell, 0), count_only, search, work, emit);
               t = run_end;
             }
           }
@@ -816,12 +816,10 @@ class CellList final : public EngineBase<Dim, T> {
     const int slabs = slabs_for_group(first, last);
     const GroupGather group = gather_group(cell_of(first), needs, slabs, work.g);
     const auto& points = this->context_.points;
-    const int step = layout_.slabs() / slabs;
     for (std::uint32_t c = first; c < last; ++c) {
       const Cell<Dim> cell = cell_of(c);
       for (int h = 0; h < slabs; ++h) {
-        const std::uint32_t slab_first = layout_.slab_begin(c, h * step);
-        const std::uint32_t slab_end = layout_.slab_begin(c, (h + 1) * step);
+        const auto [slab_first, slab_end] = part_of(c, h, slabs);
         if (slab_first == slab_end) continue;
         const Range stencil = group.stencil_of(cell, h);
         const std::uint32_t own = own_of(group, cell, h);
@@ -874,19 +872,12 @@ class CellList final : public EngineBase<Dim, T> {
     std::array<std::array<std::uint32_t, kGroupSide * kSlabs + 1>, kGroupCopies> row_begin{};
 
     /// The gathered range of the stencil of slab h of `cell` (a cell of the group; its copy
-    /// gathered).
+    /// gathered); with one slab (whole cells), h = 0 is the whole stencil.
     Range stencil_of(const Cell<Dim>& cell, int h) const {
       const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
       const auto z = static_cast<int>(cell[Dim - 1] & 1);
       return Range{rows[static_cast<std::size_t>(z * slabs + h)],
                    rows[static_cast<std::size_t>((z + 2) * slabs + h + 1)]};
-    }
-    /// The gathered range of the whole stencil of `cell`.
-    Range stencil_of(const Cell<Dim>& cell) const {
-      const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
-      const auto z = static_cast<int>(cell[Dim - 1] & 1);
-      return Range{rows[static_cast<std::size_t>(z * slabs)],
-                   rows[static_cast<std::size_t>((z + 3) * slabs)]};
     }
   };
 
@@ -898,13 +889,20 @@ class CellList final : public EngineBase<Dim, T> {
     const int z = static_cast<int>(cell[Dim - 1] & 1) + 1;
     std::uint32_t own = group.row_begin[static_cast<std::size_t>(copy)]
                                        [static_cast<std::size_t>(z * group.slabs + h)];
-    const int step = layout_.slabs() / group.slabs;
     for (int t = 0; t < kCrossSection / 2; ++t) {
       const std::uint32_t found = group.unit[static_cast<std::size_t>(section_cell(copy, z, t))];
       if (found == CellListLayout<Dim>::kNoCell) continue;
-      own += layout_.slab_begin(found, (h + 1) * step) - layout_.slab_begin(found, h * step);
+      const Range part = part_of(found, h, group.slabs);
+      own += part.end - part.begin;
     }
     return own;
+  }
+
+  /// The sorted positions of part j of cell c cut into `parts` (1, whole cells, or the layout's
+  /// slabs).
+  Range part_of(std::uint32_t c, int j, int parts) const {
+    const int step = layout_.slabs() / parts;
+    return Range{layout_.slab_begin(c, j * step), layout_.slab_begin(c, (j + 1) * step)};
   }
 
   /// Looks up the 4^Dim union cells of the group of `cell` (lattice coordinates; may lie off the
@@ -936,7 +934,6 @@ class CellList final : public EngineBase<Dim, T> {
     std::array<Range, kGroupCopies * kGroupSide * kSlabs * kCrossSection> ranges;
     int count = 0;
     std::uint32_t at = 0;
-    const int step = layout_.slabs() / slabs;
     for (int copy = 0; copy < kGroupCopies; ++copy) {
       if (!needs[static_cast<std::size_t>(copy)]) continue;
       auto& rows = group.row_begin[static_cast<std::size_t>(copy)];
@@ -946,8 +943,7 @@ class CellList final : public EngineBase<Dim, T> {
           for (int t = 0; t < kCrossSection; ++t) {
             const std::uint32_t found = group.unit[section_cell(copy, row, t)];
             if (found == CellListLayout<Dim>::kNoCell) continue;
-            const Range r{layout_.slab_begin(found, j * step),
-                          layout_.slab_begin(found, (j + 1) * step)};
+            const Range r = part_of(found, j, slabs);
             if (r.end == r.begin) continue;
             if (count > 0 && ranges[count - 1].end == r.begin) {
               ranges[count - 1].end = r.end;
