@@ -1,0 +1,167 @@
+// How far rebuild + neighbor lists is from the memory floor. The floor is what any engine must do
+// to hand over new lists: allocate the CSR arrays (offsets and indices, the sizes of the real
+// result) in fresh memory, as the library does (huge pages advised), and write every entry once on
+// the same threads. Three things are timed in turn, round after round: the floor, the default
+// engine's index build alone, and build + neighbor_lists() into fresh lists (the benchmark's
+// rebuild_lists). Prints the median and fastest of each and the lists' ratio to the floor. Exits
+// 1 when two repetitions of the lists disagree on their size.
+//
+//   output_floor [workload] [points] [threads] [repeats]   (defaults W1 1000000 0 9; threads 0:
+//                                                           all cores; workloads as
+//                                                           spatialhash_bench: W1, W2, W3, W4a,
+//                                                           W4b, W5, shuffled)
+#include <omp.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../src/growable_buffer.hpp"
+#include "spatialhash/spatialhash.hpp"
+#include "workloads.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using spatialhash::detail::sized_for_overwrite;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Median and fastest of a set of times.
+struct Summary {
+  double median = 0, fastest = 0;
+};
+
+/// The integer argument `text` (named `what` in the error).
+long long parse_integer(const char* text, const char* what) {
+  const std::string s(text);
+  long long value = 0;
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (error != std::errc() || end != s.data() + s.size()) {
+    throw std::invalid_argument(std::string(what) + " must be an integer, got '" + s + "'");
+  }
+  return value;
+}
+
+Summary summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front()};
+}
+
+/// The floor: `rows` + 1 offsets and `entries` indices in fresh memory, each written once.
+double time_floor(std::size_t rows, std::size_t entries, int threads,
+                  spatialhash::NeighborLists& kept) {
+  kept = {};  // the previous repetition's arrays are freed before the clock starts
+  const auto start = Clock::now();
+  spatialhash::NeighborLists out;
+  sized_for_overwrite(out.offsets, rows + 1);
+  sized_for_overwrite(out.indices, entries);
+  const auto signed_rows = static_cast<std::int64_t>(rows);
+  const auto signed_entries = static_cast<std::int64_t>(entries);
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i <= signed_rows; ++i) {
+      out.offsets[static_cast<std::size_t>(i)] = static_cast<std::size_t>(i) * entries / rows;
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t j = 0; j < signed_entries; ++j) {
+      // Any value will do (a wrapped counter: no division, so the loop is bound by memory).
+      out.indices[static_cast<std::size_t>(j)] = static_cast<spatialhash::index_t>(j);
+    }
+  }
+  const double ms = ms_since(start);
+  kept = std::move(out);
+  return ms;
+}
+
+template <int Dim>
+int run(const bench::Workload& workload, int threads, int repeats) {
+  const std::vector<float> coords(workload.coords.begin(), workload.coords.end());
+  const spatialhash::Options options{.threads = threads};
+  const std::size_t n = workload.size();
+  const auto lists_once = [&](spatialhash::NeighborLists& kept) {
+    kept = {};
+    const auto start = Clock::now();
+    const spatialhash::Index<Dim, float> index(std::span<const float>(coords), workload.radius,
+                                               options);
+    spatialhash::NeighborLists lists = index.neighbor_lists();
+    const double ms = ms_since(start);
+    kept = std::move(lists);
+    return ms;
+  };
+  spatialhash::NeighborLists kept_lists, kept_floor;
+  lists_once(kept_lists);  // warm-up: threads started, sizes known
+  const std::size_t entries = kept_lists.indices.size();
+  std::vector<double> floor_ms, build_ms, lists_ms;
+  for (int r = 0; r < repeats; ++r) {
+    floor_ms.push_back(time_floor(n, entries, threads, kept_floor));
+    const auto start = Clock::now();
+    {
+      const spatialhash::Index<Dim, float> index(std::span<const float>(coords), workload.radius,
+                                                 options);
+      build_ms.push_back(ms_since(start));
+    }
+    lists_ms.push_back(lists_once(kept_lists));
+    if (kept_lists.indices.size() != entries) {
+      std::fprintf(stderr, "output_floor: repetition %d found %zu entries, the first %zu\n", r,
+                   kept_lists.indices.size(), entries);
+      return 1;
+    }
+  }
+  const Summary floor = summarize(floor_ms), build = summarize(build_ms),
+                lists = summarize(lists_ms);
+  std::printf(
+      "output_floor: %s, %zu points, %d threads, %d repetitions; lists: %zu entries (%.1f MB"
+      " of indices, %.1f MB of offsets)\n",
+      workload.key.c_str(), n, threads, repeats, entries, entries * 4.0 / 1e6, (n + 1) * 8.0 / 1e6);
+  std::printf("  %-36s %10s %10s\n", "", "median", "fastest");
+  std::printf("  %-36s %7.2f ms %7.2f ms\n", "floor: fresh CSR arrays written once", floor.median,
+              floor.fastest);
+  std::printf("  %-36s %7.2f ms %7.2f ms\n", "index build", build.median, build.fastest);
+  std::printf("  %-36s %7.2f ms %7.2f ms\n", "index build + neighbor_lists()", lists.median,
+              lists.fastest);
+  std::printf("  %-36s %7.2fx    %7.2fx\n", "lists / floor", lists.median / floor.median,
+              lists.fastest / floor.fastest);
+  std::printf("  %-36s %7.2f ms\n", "lists - build - floor (medians)",
+              lists.median - build.median - floor.median);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string key = argc > 1 ? argv[1] : "W1";
+    const long long points = argc > 2 ? parse_integer(argv[2], "points") : 1000000;
+    long long threads = argc > 3 ? parse_integer(argv[3], "threads") : 0;
+    const long long repeats = argc > 4 ? parse_integer(argv[4], "repeats") : 9;
+    if (points < 2 || points > (1LL << 30) || threads < 0 || threads > 4096 || repeats < 1 ||
+        repeats > 10000) {
+      std::fprintf(stderr,
+                   "usage: output_floor [workload] [points: 2 ..= 2^30] [threads: 0 ..= 4096] "
+                   "[repeats: 1 ..= 10000]\n");
+      return 2;
+    }
+    const auto n = static_cast<std::size_t>(points);
+    if (threads == 0) threads = omp_get_num_procs();
+    bench::Workload workload = bench::make_workload(key, n, 1);
+    bench::apply_order(workload, bench::Order::shuffled, 1);
+    const auto thread_count = static_cast<int>(threads);
+    const auto repeat_count = static_cast<int>(repeats);
+    return workload.dim == 2 ? run<2>(workload, thread_count, repeat_count)
+                             : run<3>(workload, thread_count, repeat_count);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "output_floor: %s\n", e.what());
+    return 2;
+  }
+}
