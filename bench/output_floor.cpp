@@ -1,10 +1,12 @@
 // How far rebuild + neighbor lists is from the memory floor. The floor is what any engine must do
 // to hand over new lists: allocate the CSR arrays (offsets and indices, the sizes of the real
 // result) in fresh memory, as the library does (huge pages advised), and write every entry once on
-// the same threads. Three things are timed in turn, round after round: the floor, the default
-// engine's index build alone, and build + neighbor_lists() into fresh lists (the benchmark's
-// rebuild_lists). Prints the median and fastest of each and the lists' ratio to the floor. Exits
-// 1 when two repetitions of the lists disagree on their size.
+// the same threads. Four things are timed in turn, round after round: the floor; the floor with
+// the indices written first into a fresh buffer and then copied into place, the memory traffic of
+// the default engine's design (per-thread buffers, then placement); the engine's index build
+// alone; and build + neighbor_lists() into fresh lists (the benchmark's rebuild_lists). Prints
+// the median and fastest of each and the lists' ratio to the floor. Exits 1 when two repetitions
+// of the lists disagree on their size.
 //
 //   output_floor [workload] [points] [threads] [repeats]   (defaults W1 1000000 0 9; threads 0:
 //                                                           all cores; workloads as
@@ -57,28 +59,41 @@ Summary summarize(std::vector<double> ms) {
   return {ms[ms.size() / 2], ms.front()};
 }
 
-/// The floor: `rows` + 1 offsets and `entries` indices in fresh memory, each written once.
-double time_floor(std::size_t rows, std::size_t entries, int threads,
+/// The floor: `rows` + 1 offsets and `entries` indices in fresh memory, each written once. With
+/// `through_buffer`, the indices are first written into a fresh buffer of their size and then
+/// copied into place, as the default engine's per-thread buffers are (sequentially here: the
+/// memory traffic of its design, without its scattered placement or its search).
+double time_floor(std::size_t rows, std::size_t entries, int threads, bool through_buffer,
                   spatialhash::NeighborLists& kept) {
   kept = {};  // the previous repetition's arrays are freed before the clock starts
   const auto start = Clock::now();
   spatialhash::NeighborLists out;
-  sized_for_overwrite(out.offsets, rows + 1);
-  sized_for_overwrite(out.indices, entries);
   const auto signed_rows = static_cast<std::int64_t>(rows);
   const auto signed_entries = static_cast<std::int64_t>(entries);
+  // Any values will do (counters: no division, so the loops are bound by memory).
+  spatialhash::ResultVector<spatialhash::index_t> buffer;
+  if (through_buffer) {
+    sized_for_overwrite(buffer, entries);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t j = 0; j < signed_entries; ++j) {
+      buffer[static_cast<std::size_t>(j)] = static_cast<spatialhash::index_t>(j);
+    }
+  }
+  sized_for_overwrite(out.offsets, rows + 1);
+  sized_for_overwrite(out.indices, entries);
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static) nowait
     for (std::int64_t i = 0; i <= signed_rows; ++i) {
-      out.offsets[static_cast<std::size_t>(i)] = static_cast<std::size_t>(i) * entries / rows;
+      out.offsets[static_cast<std::size_t>(i)] = static_cast<std::size_t>(i);
     }
 #pragma omp for schedule(static)
     for (std::int64_t j = 0; j < signed_entries; ++j) {
-      // Any value will do (a wrapped counter: no division, so the loop is bound by memory).
-      out.indices[static_cast<std::size_t>(j)] = static_cast<spatialhash::index_t>(j);
+      const auto at = static_cast<std::size_t>(j);
+      out.indices[at] = through_buffer ? buffer[at] : static_cast<spatialhash::index_t>(j);
     }
   }
+  buffer = {};  // the engine frees its buffers before it returns
   const double ms = ms_since(start);
   kept = std::move(out);
   return ms;
@@ -102,9 +117,10 @@ int run(const bench::Workload& workload, int threads, int repeats) {
   spatialhash::NeighborLists kept_lists, kept_floor;
   lists_once(kept_lists);  // warm-up: threads started, sizes known
   const std::size_t entries = kept_lists.indices.size();
-  std::vector<double> floor_ms, build_ms, lists_ms;
+  std::vector<double> floor_ms, twice_ms, build_ms, lists_ms;
   for (int r = 0; r < repeats; ++r) {
-    floor_ms.push_back(time_floor(n, entries, threads, kept_floor));
+    floor_ms.push_back(time_floor(n, entries, threads, false, kept_floor));
+    twice_ms.push_back(time_floor(n, entries, threads, true, kept_floor));
     const auto start = Clock::now();
     {
       const spatialhash::Index<Dim, float> index(std::span<const float>(coords), workload.radius,
@@ -118,8 +134,8 @@ int run(const bench::Workload& workload, int threads, int repeats) {
       return 1;
     }
   }
-  const Summary floor = summarize(floor_ms), build = summarize(build_ms),
-                lists = summarize(lists_ms);
+  const Summary floor = summarize(floor_ms), twice = summarize(twice_ms),
+                build = summarize(build_ms), lists = summarize(lists_ms);
   std::printf(
       "output_floor: %s, %zu points, %d threads, %d repetitions; lists: %zu entries (%.1f MB"
       " of indices, %.1f MB of offsets)\n",
@@ -127,6 +143,8 @@ int run(const bench::Workload& workload, int threads, int repeats) {
   std::printf("  %-36s %10s %10s\n", "", "median", "fastest");
   std::printf("  %-36s %7.2f ms %7.2f ms\n", "floor: fresh CSR arrays written once", floor.median,
               floor.fastest);
+  std::printf("  %-36s %7.2f ms %7.2f ms\n", "the same through a fresh buffer", twice.median,
+              twice.fastest);
   std::printf("  %-36s %7.2f ms %7.2f ms\n", "index build", build.median, build.fastest);
   std::printf("  %-36s %7.2f ms %7.2f ms\n", "index build + neighbor_lists()", lists.median,
               lists.fastest);
