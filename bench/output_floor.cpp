@@ -8,10 +8,10 @@
 // the median and fastest of each and the lists' ratio to the floor. Exits 1 when two repetitions
 // of the lists disagree on their size.
 //
-//   output_floor [workload] [points] [threads] [repeats]   (defaults W1 1000000 0 9; threads 0:
-//                                                           all cores; workloads as
+//   output_floor [workload] [points] [threads] [repeats]   (defaults W1 1M 0 9; threads 0: all
+//                                                           cores; workloads and sizes as
 //                                                           spatialhash_bench: W1, W2, W3, W4a,
-//                                                           W4b, W5, shuffled)
+//                                                           W4b, W5, shuffled; 20k, 1M, 250000)
 #include <omp.h>
 
 #include <algorithm>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../src/growable_buffer.hpp"
+#include "report.hpp"
 #include "spatialhash/spatialhash.hpp"
 #include "workloads.hpp"
 
@@ -54,9 +55,8 @@ long long parse_integer(const char* text, const char* what) {
   return value;
 }
 
-Summary summarize(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front()};
+Summary summarize(const std::vector<double>& ms) {
+  return {bench::median(ms), *std::min_element(ms.begin(), ms.end())};
 }
 
 /// The floor: `rows` + 1 offsets and `entries` indices in fresh memory, each written once. With
@@ -160,17 +160,17 @@ int run(const bench::Workload& workload, int threads, int repeats) {
 int main(int argc, char** argv) {
   try {
     const std::string key = argc > 1 ? argv[1] : "W1";
-    const long long points = argc > 2 ? parse_integer(argv[2], "points") : 1000000;
+    // Sizes as spatialhash_bench takes them (10k, 1M, 250000).
+    const std::size_t n = argc > 2 ? bench::parse_count(argv[2]) : 1000000;
     long long threads = argc > 3 ? parse_integer(argv[3], "threads") : 0;
     const long long repeats = argc > 4 ? parse_integer(argv[4], "repeats") : 9;
-    if (points < 2 || points > (1LL << 30) || threads < 0 || threads > 4096 || repeats < 1 ||
+    if (n < 2 || n > (std::size_t{1} << 30) || threads < 0 || threads > 4096 || repeats < 1 ||
         repeats > 10000) {
       std::fprintf(stderr,
                    "usage: output_floor [workload] [points: 2 ..= 2^30] [threads: 0 ..= 4096] "
                    "[repeats: 1 ..= 10000]\n");
       return 2;
     }
-    const auto n = static_cast<std::size_t>(points);
     if (threads == 0) threads = omp_get_num_procs();
     bench::Workload workload = bench::make_workload(key, n, 1);
     bench::apply_order(workload, bench::Order::shuffled, 1);
