@@ -39,6 +39,7 @@
 #include "../engine_base.hpp"
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
+#include "../key_tally.hpp"
 #include "../morton.hpp"
 #include "../radix_sort.hpp"
 #include "../simd/block_filter.hpp"
@@ -111,7 +112,14 @@ class CellList final : public EngineBase<Dim, T> {
   using typename Base::Position;
   /// Largest stencil: 5^Dim cells (cells of edge r/2).
   static constexpr int kStencil = Dim == 2 ? 25 : 125;
+  /// Points per block (the unit of parallel work) at most. Smaller inputs get smaller blocks, so
+  /// that each thread has about kBlocksPerThread of them and the dynamic schedule evens out
+  /// blocks of uneven work (clustered points), down to kMinBlockPoints.
   static constexpr std::uint32_t kBlockPoints = 4096;
+  static constexpr std::uint32_t kBlocksPerThread = 16;
+  static constexpr std::uint32_t kMinBlockPoints = 256;
+  /// Cells sampled by estimated_list_entries(): one in kSampleShare, within these bounds.
+  static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 256;
   /// A group (search_group): the cells of one parent cell; their stencils' union is kGroupSide
   /// cells along each axis.
   static constexpr int kGroupSide = 4;
@@ -658,16 +666,17 @@ class CellList final : public EngineBase<Dim, T> {
     if (context.cell_subdivision != 0 || layout.cells() == 0) return {grid, std::move(layout)};
     const std::size_t cells = layout.cells();
     const std::size_t samples = std::min<std::size_t>(cells, 512);
-    std::size_t probed = 0, found = 0;
-    for (std::size_t q = 0; q < samples; ++q) {
-      const auto& c = layout.cell_coord[q * cells / samples];
+    std::int64_t found = 0;
+#pragma omp parallel for schedule(static) reduction(+ : found) num_threads(context.threads)
+    for (std::int64_t q = 0; q < static_cast<std::int64_t>(samples); ++q) {
+      const auto& c = layout.cell_coord[static_cast<std::size_t>(q) * cells / samples];
       for (int t = 0; t < stencil_size<Dim>(1); ++t) {
         Cell<Dim> neighbor = stencil_offset<Dim>(t, 1);
         for (int k = 0; k < Dim; ++k) neighbor[k] += c[k];
-        ++probed;
         found += layout.find(neighbor) != CellListLayout<Dim>::kNoCell;
       }
     }
+    const auto probed = static_cast<std::int64_t>(samples) * stencil_size<Dim>(1);
     const double per_stencil_cell = static_cast<double>(layout.size()) /
                                     static_cast<double>(cells) * static_cast<double>(found) /
                                     static_cast<double>(probed);
@@ -695,35 +704,27 @@ class CellList final : public EngineBase<Dim, T> {
     constexpr std::size_t kSamples = 2048;
     const std::size_t n = context.points.size();
     if (grid.reach != 1 || n < 2) return 0;
-    std::vector<std::size_t> picked;
-    if (n <= 2 * kSamples) {
-      picked.resize(n);
-      std::iota(picked.begin(), picked.end(), std::size_t{0});
-    } else {
-      std::uint64_t state = 0x9E3779B97F4A7C15ull;  // splitmix64: fixed seed, same choice each run
-      for (std::size_t q = 0; q < kSamples; ++q) {
-        state += 0x9E3779B97F4A7C15ull;
-        std::uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        picked.push_back(static_cast<std::size_t>((z ^ (z >> 31)) % n));
-      }
-      std::sort(picked.begin(), picked.end());
-      picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    // Distinct points (a repeated pick is skipped) and the sampled points already in each cell,
+    // both tallied by key: each point adds as many pairs as its cell held before it. A cell's key
+    // is a 64-bit hash of its coordinates; two sampled cells with one key (odds about 2^-43)
+    // would only nudge this estimate.
+    const bool all = n <= 2 * kSamples;
+    const std::size_t draws = all ? n : kSamples;
+    KeyTally picked(draws), in_cell(draws);
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;  // splitmix64: fixed seed, same choice each run
+    double sharing = 0.0, distinct = 0.0;
+    for (std::size_t q = 0; q < draws; ++q) {
+      state += 0x9E3779B97F4A7C15ull;
+      const std::size_t i = all ? q : static_cast<std::size_t>(KeyTally::mix(state) % n);
+      if (!all && picked.add(i) > 0) continue;
+      const Cell<Dim> cell = grid.cell_of(context.points, i);
+      std::uint64_t key = 0;
+      for (int k = 0; k < Dim; ++k) key = KeyTally::mix(key + static_cast<std::uint64_t>(cell[k]));
+      sharing += static_cast<double>(in_cell.add(key == KeyTally::kEmpty ? 0 : key));
+      distinct += 1.0;
     }
-    std::vector<Cell<Dim>> cells(picked.size());
-    for (std::size_t q = 0; q < picked.size(); ++q)
-      cells[q] = grid.cell_of(context.points, picked[q]);
-    std::sort(cells.begin(), cells.end());
-    double sharing = 0.0;  // sampled pairs in one cell
-    for (std::size_t a = 0; a < cells.size();) {
-      std::size_t b = a + 1;
-      while (b < cells.size() && cells[b] == cells[a]) ++b;
-      sharing += 0.5 * static_cast<double>(b - a) * static_cast<double>(b - a - 1);
-      a = b;
-    }
-    const double m = static_cast<double>(cells.size());
-    const double seen = 1.0 + static_cast<double>(n - 1) * sharing / (0.5 * m * (m - 1.0));
+    const double seen =
+        1.0 + static_cast<double>(n - 1) * sharing / (0.5 * distinct * (distinct - 1.0));
     return seen >= static_cast<double>(kSlabMinPoints) ? kSlabBits : 0;
   }
 
@@ -747,21 +748,30 @@ class CellList final : public EngineBase<Dim, T> {
   /// the sure rows' compress and store; border candidates come as sorted positions).
   enum class Ids { original, sorted_position, none };
 
-  /// The number of neighbor-list entries (full stencil) or pairs (half), estimated from a sample
-  /// of kSampleCells cells spread over the layout.
+  /// The number of neighbor-list entries (full stencil) or pairs (half), estimated from a count
+  /// search of sampled cells spread over the layout, in parallel: one cell in kSampleShare, at
+  /// least kMinSampleCells and at most kMaxSampleCells. The estimate only sizes the row buffers,
+  /// which are reserved with a wide margin (collect_rows.hpp). A fixed 256 cells, searched on one
+  /// thread, were a quarter of the cells of 10k points and a fifth of their lists' time
+  /// (docs/benchmarks.md).
   std::size_t estimated_list_entries(const Search& search, Stencil stencil) const {
-    constexpr std::size_t kSampleCells = 256;
     const std::size_t cells = layout_.cells();
     if (cells == 0) return 0;
-    const std::size_t samples = std::min(cells, kSampleCells);
-    CellWork<Dim> work;
-    std::size_t points = 0, found = 0;
-    for (std::size_t q = 0; q < samples; ++q) {
-      const auto c = static_cast<std::uint32_t>(q * cells / samples);
-      points += layout_.cell_start[c + 1] - layout_.cell_start[c];
-      search_cell(
-          c, stencil, Ids::none, search, work,
-          [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
+    const auto samples = static_cast<std::int64_t>(
+        std::min(cells, std::clamp(cells / kSampleShare, kMinSampleCells, kMaxSampleCells)));
+    std::uint64_t points = 0, found = 0;
+#pragma omp parallel num_threads(this->context_.threads)
+    {
+      CellWork<Dim> work;
+#pragma omp for schedule(static) reduction(+ : points, found)
+      for (std::int64_t q = 0; q < samples; ++q) {
+        const auto c = static_cast<std::uint32_t>(static_cast<std::size_t>(q) * cells /
+                                                  static_cast<std::size_t>(samples));
+        points += layout_.cell_start[c + 1] - layout_.cell_start[c];
+        search_cell(
+            c, stencil, Ids::none, search, work,
+            [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
+      }
     }
     return static_cast<std::size_t>(static_cast<double>(found) / static_cast<double>(points) *
                                     static_cast<double>(layout_.size()));
@@ -1169,11 +1179,15 @@ class CellList final : public EngineBase<Dim, T> {
       }
     }
     // Blocks end between groups (search_group).
+    const std::size_t fair_share =
+        layout_.size() / (static_cast<std::size_t>(this->context_.threads) * kBlocksPerThread);
+    const auto block_points = static_cast<std::uint32_t>(
+        std::clamp<std::size_t>(fair_share, kMinBlockPoints, kBlockPoints));
     blocks_.assign(1, 0);
     std::uint32_t points_in_block = 0;
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
       points_in_block += layout_.cell_start[c + 1] - layout_.cell_start[c];
-      if (points_in_block >= kBlockPoints && (c + 1 == layout_.cells() || !same_parent(c, c + 1))) {
+      if (points_in_block >= block_points && (c + 1 == layout_.cells() || !same_parent(c, c + 1))) {
         blocks_.push_back(c + 1);
         points_in_block = 0;
       }

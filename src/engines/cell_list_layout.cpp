@@ -101,11 +101,12 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   sized_for_overwrite(layout.order, n);
   const auto signed_n = static_cast<std::int64_t>(n);
   {
-    // SIMD where the processor has it (cell_keys.hpp), in chunks taken in parallel.
+    // SIMD where the processor has it (cell_keys.hpp), in chunks taken in parallel: small ones,
+    // so that 10k points still make ten chunks to share between the threads.
     const CellKeysFn<Dim, T> cell_keys = best_cell_keys<Dim, T>(context.simd);
     CellKeyInput<Dim, T> input{points.data, points.stride, grid.origin, grid.inv_cell, shift};
     input.slab_bits = slab_bits;
-    constexpr std::int64_t kChunk = 4096;
+    constexpr std::int64_t kChunk = 1024;
     const std::int64_t chunks = (signed_n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t c = 0; c < chunks; ++c) {
