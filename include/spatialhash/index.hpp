@@ -133,7 +133,8 @@ class Index {
   // ---- Array queries: parallel, results owned by the caller. ----
 
   /// Every unordered pair within the radius once (first < second). `sorted` orders the pairs
-  /// lexicographically; otherwise the order is the engine's.
+  /// lexicographically; otherwise the order is the engine's, which may differ from run to run
+  /// when several threads search.
   PairList pairs(const ListOptions& options = {}) const;
   /// Every unordered pair within `radius` once (first < second), in the engine's order, written
   /// to `out` (see PairOutput) instead of a PairList.
