@@ -1159,8 +1159,9 @@ class CellList final : public EngineBase<Dim, T> {
     return merged;
   }
 
-  /// Splits the cells into blocks of about kBlockPoints points (the unit of parallel work), and
-  /// lists the stencil's cell offsets for the lattice's reach.
+  /// Splits the cells into blocks (the unit of parallel work) of kMinBlockPoints to kBlockPoints
+  /// points, about kBlocksPerThread per thread, and lists the stencil's cell offsets for the
+  /// lattice's reach.
   void make_blocks() {
     stencil_size_ = stencil_size<Dim>(grid_.reach);
     for (int t = 0; t < stencil_size_; ++t) {
