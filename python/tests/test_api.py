@@ -133,6 +133,33 @@ def test_return_types_follow_scipy():
         array[...] = 0
 
 
+@pytest.mark.parametrize("gc_on", [True, False])
+def test_split_rows_matches_slices_and_leaves_the_collector_as_it_was(gc_on):
+    """split_rows (the lists of query_ball_point) against plain slicing: indices that repeat
+    (shared ints), spread far beyond the entry count or negative (an int per entry), empty rows
+    and offsets that skip a prefix; the cyclic collector is on or off after it as it was before."""
+    from spatialhash import _core
+
+    rng = np.random.default_rng(5)
+    cases = [
+        (np.array([0, 3, 3, 7, 10]), rng.integers(0, 4, 10)),  # few distinct values
+        (np.array([2, 4, 9]), rng.integers(0, 10**12, 9)),  # far more spread than entries
+        (np.array([0, 2, 5]), np.array([-3, 7, -3, 0, 2**62])),  # negative and huge
+        (np.array([0]), np.arange(0)),
+    ]
+    was = gc.isenabled()
+    try:
+        (gc.enable if gc_on else gc.disable)()
+        for offsets, indices in cases:
+            rows = _core.split_rows(offsets, indices)
+            expected = [indices[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+            assert rows.dtype == object and rows.tolist() == expected
+            assert all(type(i) is int for row in rows for i in row)
+            assert gc.isenabled() == gc_on
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 def test_empty_and_tiny_inputs():
     for dim in (2, 3):
         empty = spatialhash.Index(np.empty((0, dim)), 1.0)
