@@ -166,7 +166,7 @@ class Index:
         check_choice(output_type, "output_type", ("ndarray", "set"))
         pairs, _ = self._core.pairs(as_radius(r, self.radius), False, False)
         if output_type == "set":
-            return set(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()))
+            return _core.pairs_to_set(pairs)
         return pairs
 
     def query_ball_point(

@@ -36,6 +36,8 @@ PYBIND11_MODULE(_core, module) {
       "Names accepted by Index(engine=...), 'automatic' first.");
   module.def("split_rows", &spatialhash::python::split_rows, py::arg("offsets"), py::arg("indices"),
              "Object array of lists, one per CSR row.");
+  module.def("pairs_to_set", &spatialhash::python::pairs_to_set, py::arg("pairs"),
+             "Set of (i, j) tuples, one per row of an (m, 2) int64 array.");
 
   spatialhash::python::bind_index(module);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,63 @@ py::array_t<Out> adopt(ResultVector<In>&& values, py::ssize_t columns = 1) {
   owner.release();  // the capsule owns the vector from here on
   return py::array_t<Out>(shape, data, base);
 }
+
+/// Python ints for a run of indices, one per distinct value, shared by every container that holds
+/// it (ints are immutable): a point's index sits in about as many rows or pairs as it has
+/// neighbors, and allocating an int per entry was most of a conversion (100k points, 3M list
+/// entries: 174 ms, against the search's 8 ms; docs/python.md). Only where the values are
+/// non-negative and not much more spread out than there are entries, so that the table stays
+/// within a few pointers per entry; otherwise each call makes a new int.
+class SharedInts {
+ public:
+  explicit SharedInts(std::span<const std::int64_t> values) {
+    std::int64_t lowest = 0, highest = -1;
+    for (const std::int64_t v : values) {
+      lowest = std::min(lowest, v);
+      highest = std::max(highest, v);
+    }
+    const auto entries = static_cast<std::int64_t>(values.size());
+    if (lowest >= 0 && highest < 4 * entries + 1024) {
+      table_.resize(static_cast<std::size_t>(highest + 1));
+      shared_ = true;
+    }
+  }
+  /// A new reference to an int of value `value` (a value of the run given to the constructor).
+  PyObject* new_reference(std::int64_t value) {
+    if (!shared_) return py::int_(value).release().ptr();
+    py::object& one = table_[static_cast<std::size_t>(value)];
+    if (!one) one = py::int_(value);
+    return one.inc_ref().ptr();
+  }
+
+ private:
+  std::vector<py::object> table_;
+  bool shared_ = false;
+};
+
+/// No cyclic garbage collection while it lives: each new list or tuple is a container that the
+/// collector would otherwise traverse again and again, with every one made before it, as they
+/// pile up (100k points: 96 ms of lists with it, 39 without; docs/python.md). The collector runs
+/// again (if it ran before) when this ends, also on an exception. PyGC_Disable is Python 3.10's;
+/// 3.9 converts with the collector on.
+class CollectorPause {
+ public:
+  CollectorPause() {
+#if PY_VERSION_HEX >= 0x030A0000
+    was_enabled_ = PyGC_Disable();
+#endif
+  }
+  ~CollectorPause() {
+#if PY_VERSION_HEX >= 0x030A0000
+    if (was_enabled_ == 1) PyGC_Enable();
+#endif
+  }
+  CollectorPause(const CollectorPause&) = delete;
+  CollectorPause& operator=(const CollectorPause&) = delete;
+
+ private:
+  [[maybe_unused]] int was_enabled_ = 0;
+};
 
 }  // namespace
 
@@ -93,46 +151,35 @@ py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offset
     const bool bad = off[q] < 0 || off[q] > indices.size() || (q > 0 && off[q] < off[q - 1]);
     if (bad) throw py::value_error("split_rows: offset " + std::to_string(q) + " is out of order");
   }
-  // Each distinct index becomes one Python int, shared by every row that holds it (ints are
-  // immutable): a point's index sits in about as many rows as it has neighbors, and allocating an
-  // int per entry was most of the conversion (100k points, 3M entries: 174 ms, against the
-  // search's 8 ms; docs/benchmarks.md). Only for non-negative indices not much more spread out
-  // than there are entries, so that the table stays within a few pointers per entry.
-  const std::int64_t entries = off[rows];
-  std::int64_t lowest = 0, highest = -1;
-  for (std::int64_t k = 0; k < entries; ++k) {
-    lowest = std::min(lowest, idx[k]);
-    highest = std::max(highest, idx[k]);
-  }
-  const bool shared = lowest >= 0 && highest < 4 * entries + 1024;
-  std::vector<py::object> ints(shared ? static_cast<std::size_t>(highest + 1) : 0);
-  const auto new_reference = [&](std::int64_t value) -> PyObject* {
-    if (!shared) return py::int_(value).release().ptr();
-    py::object& one = ints[static_cast<std::size_t>(value)];
-    if (!one) one = py::int_(value);
-    return one.inc_ref().ptr();
-  };
-  // No cyclic garbage collection while the rows are made: each new list is a container the
-  // collector would otherwise traverse again and again, with every list made before it, as the
-  // rows pile up (100k points: 96 ms with it, 39 without). It runs again (if it ran before) when
-  // this returns or throws. PyGC_Disable is Python 3.10's; 3.9 converts with the collector on.
-#if PY_VERSION_HEX >= 0x030A0000
-  struct CollectorPause {
-    int was_enabled = PyGC_Disable();
-    ~CollectorPause() {
-      if (was_enabled == 1) PyGC_Enable();
-    }
-  } pause;
-#endif
+  SharedInts ints(std::span<const std::int64_t>(idx, static_cast<std::size_t>(off[rows])));
+  const CollectorPause pause;
   py::array out(py::dtype("O"), std::vector<py::ssize_t>{rows});
   auto** slots = static_cast<PyObject**>(out.mutable_data());
   for (py::ssize_t q = 0; q < rows; ++q) {
     py::list row(static_cast<std::size_t>(off[q + 1] - off[q]));
     for (std::int64_t k = off[q]; k < off[q + 1]; ++k) {
-      PyList_SET_ITEM(row.ptr(), k - off[q], new_reference(idx[k]));
+      PyList_SET_ITEM(row.ptr(), k - off[q], ints.new_reference(idx[k]));
     }
     Py_XDECREF(slots[q]);  // NumPy fills new object arrays with None (or NULL)
     slots[q] = row.release().ptr();
+  }
+  return out;
+}
+
+py::set pairs_to_set(const py::array_t<std::int64_t, py::array::c_style>& pairs) {
+  if (pairs.ndim() != 2 || pairs.shape(1) != 2) {
+    throw py::value_error("pairs_to_set: pairs must have shape (m, 2)");
+  }
+  const std::int64_t* values = pairs.data();
+  const auto entries = static_cast<std::size_t>(pairs.size());
+  SharedInts ints(std::span<const std::int64_t>(values, entries));
+  const CollectorPause pause;
+  py::set out;
+  for (std::size_t k = 0; k < entries; k += 2) {
+    const py::tuple pair(2);
+    PyTuple_SET_ITEM(pair.ptr(), 0, ints.new_reference(values[k]));
+    PyTuple_SET_ITEM(pair.ptr(), 1, ints.new_reference(values[k + 1]));
+    if (PySet_Add(out.ptr(), pair.ptr()) != 0) throw py::error_already_set();
   }
   return out;
 }

@@ -48,5 +48,8 @@ py::array_t<double> doubles_to_numpy(ResultVector<double>&& values);
 /// Throws ValueError unless offsets is a non-decreasing 1-D array within indices.
 py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offsets,
                      const py::array_t<std::int64_t, py::array::c_style>& indices);
+/// Set of (i, j) tuples, one per row of an (m, 2) int64 array (query_pairs' output_type='set').
+/// Throws ValueError for any other shape.
+py::set pairs_to_set(const py::array_t<std::int64_t, py::array::c_style>& pairs);
 
 }  // namespace spatialhash::python

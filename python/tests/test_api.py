@@ -160,6 +160,34 @@ def test_split_rows_matches_slices_and_leaves_the_collector_as_it_was(gc_on):
         (gc.enable if was else gc.disable)()
 
 
+@pytest.mark.parametrize("gc_on", [True, False])
+def test_pairs_to_set_matches_tuples_and_leaves_the_collector_as_it_was(gc_on):
+    """pairs_to_set (query_pairs' output_type='set') against a set built in Python: repeated
+    indices (shared ints), indices spread far beyond the pair count, none; a wrong shape is a
+    ValueError; the cyclic collector is on or off after it as it was before."""
+    from spatialhash import _core
+
+    rng = np.random.default_rng(9)
+    cases = [
+        rng.integers(0, 50, (400, 2)),
+        rng.integers(0, 10**15, (7, 2)),
+        np.zeros((0, 2), dtype=np.int64),
+    ]
+    was = gc.isenabled()
+    try:
+        (gc.enable if gc_on else gc.disable)()
+        for pairs in cases:
+            got = _core.pairs_to_set(pairs)
+            assert got == set(map(tuple, pairs.tolist()))
+            assert all(type(i) is int for pair in got for i in pair)
+            assert gc.isenabled() == gc_on
+        with pytest.raises(ValueError, match=r"shape \(m, 2\)"):
+            _core.pairs_to_set(np.zeros((3, 3), dtype=np.int64))
+        assert gc.isenabled() == gc_on
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 def test_empty_and_tiny_inputs():
     for dim in (2, 3):
         empty = spatialhash.Index(np.empty((0, dim)), 1.0)
