@@ -42,7 +42,7 @@ class TypedIndex final : public AnyIndex {
                       bool sorted) const override {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
-    if (same_radius(radii)) return index_.cross(positions, {.radius = radii[0], .sorted = sorted});
+    if (batched(radii)) return index_.cross(positions, {.radius = radii[0], .sorted = sorted});
     std::vector<std::vector<index_t>> rows(positions.size());
     for_each_ball(positions, [&](std::int64_t q, const typename Index<Dim, T>::Position& center,
                                  std::vector<index_t>& found) {
@@ -64,7 +64,7 @@ class TypedIndex final : public AnyIndex {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);
     check_balls(positions, radii);
     std::vector<index_t> counts(positions.size());
-    if (same_radius(radii)) {
+    if (batched(radii)) {
       const NeighborLists lists = index_.cross(positions, {.radius = radii[0]});
       for (std::size_t q = 0; q < counts.size(); ++q) {
         counts[q] = static_cast<index_t>(lists.count(q));
@@ -95,7 +95,7 @@ class TypedIndex final : public AnyIndex {
   void for_each_ball(PointsView<Dim, double> positions, PerBall&& per_ball) const {
     const auto m = static_cast<std::int64_t>(positions.size());
     std::exception_ptr error;
-#pragma omp parallel num_threads(threads())
+#pragma omp parallel num_threads(threads()) if (m >= kBatchedFrom)
     {
       std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 64)
@@ -128,10 +128,15 @@ class TypedIndex final : public AnyIndex {
     return Index<Dim, T>(coords, radius, box, options);
   }
 
-  /// Whether every query has the same radius: then the index's batched cross query serves them
-  /// (queries sorted by cell, each cell's stencil gathered once).
-  static bool same_radius(std::span<const double> radii) {
-    return !radii.empty() &&
+  /// Fewer queries than this are searched one by one on the calling thread (Index::ball): a
+  /// batched search, or waking the other threads, costs more than they do (a single position:
+  /// 73 us through Index::cross, 7 us for cKDTree; docs/python.md).
+  static constexpr std::int64_t kBatchedFrom = 64;
+
+  /// Whether the index's batched cross query serves the queries (sorted by cell, each cell's
+  /// stencil gathered once): at least kBatchedFrom of them, all with the same radius.
+  static bool batched(std::span<const double> radii) {
+    return static_cast<std::int64_t>(radii.size()) >= kBatchedFrom &&
            std::all_of(radii.begin(), radii.end(), [&](double r) { return r == radii[0]; });
   }
 

@@ -68,6 +68,13 @@ def test_query_ball_point_matches_ckdtree(kind, dim, dtype):
     lengths = index.query_ball_point(positions, return_length=True)
     assert lengths.tolist() == tree.query_ball_point(positions, r, return_length=True).tolist()
 
+    # Fewer positions than make a batch (64) are searched one by one: the same answers.
+    for few in (positions[:63], positions[100:105]):
+        rows = index.query_ball_point(few)
+        assert [list(row) for row in rows] == oracle_np.balls(points, few, r)
+        lengths = index.query_ball_point(few, return_length=True)
+        assert lengths.tolist() == [len(row) for row in rows]
+
     single = index.query_ball_point(positions[0])
     assert isinstance(single, list)
     assert sorted(single) == sorted(tree.query_ball_point(positions[0], r))

@@ -118,7 +118,7 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kBlockPoints = 4096;
   static constexpr std::uint32_t kBlocksPerThread = 16;
   static constexpr std::uint32_t kMinBlockPoints = 256;
-  /// Cells sampled by estimated_list_entries(): one in kSampleShare, within these bounds.
+  /// Cells sampled by entries_per_point(): one in kSampleShare, within these bounds.
   static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 256;
   /// A group (search_group): the cells of one parent cell; their stencils' union is kGroupSide
   /// cells along each axis.
@@ -243,7 +243,7 @@ class CellList final : public EngineBase<Dim, T> {
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     collect_rows<CellWork<Dim>>(
         this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
-        estimated_list_entries(search, Stencil::full),
+        estimated_entries(search, Stencil::full, layout_.size()),
         [&](std::int64_t b) {
           return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
         },
@@ -332,11 +332,10 @@ class CellList final : public EngineBase<Dim, T> {
     const auto slots = static_cast<std::uint32_t>(query_of.size());
     const std::int64_t units = (slots + kUnit - 1) / kUnit;
     // The estimate: the neighbor lists' mean row length times the queries (a rough guess; a
-    // buffer that needs more grows).
+    // buffer that needs more grows), sampled on at most a cell per kSampleShare queries, so that a
+    // few queries are not outweighed by the sample.
     const std::size_t estimate =
-        layout_.size() == 0
-            ? 0
-            : estimated_list_entries(search, Stencil::full) / layout_.size() * slots;
+        estimated_entries(search, Stencil::full, slots, slots / kSampleShare);
     collect_rows<CellWork<Dim>>(
         this->context_.threads, this->context_.points, units, query_of, m, estimate,
         [&](std::int64_t u) {
@@ -536,7 +535,7 @@ class CellList final : public EngineBase<Dim, T> {
     // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
     // nothing, but a request beyond the machine's memory could fail outright.
     constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
-    const std::size_t estimate = estimated_list_entries(search, Stencil::half);
+    const std::size_t estimate = estimated_entries(search, Stencil::half, layout_.size());
     const std::size_t capacity =
         std::min(kMaxCapacity, estimate + estimate / 4 + (std::size_t{1} << 16));
     out.allocate(capacity);
@@ -748,17 +747,19 @@ class CellList final : public EngineBase<Dim, T> {
   /// the sure rows' compress and store; border candidates come as sorted positions).
   enum class Ids { original, sorted_position, none };
 
-  /// The number of neighbor-list entries (full stencil) or pairs (half), estimated from a count
-  /// search of sampled cells spread over the layout, in parallel: one cell in kSampleShare, at
-  /// least kMinSampleCells and at most kMaxSampleCells. The estimate only sizes the row buffers,
+  /// The mean number of neighbor-list entries (full stencil) or pairs (half) per point,
+  /// estimated from a count search of sampled cells spread over the layout, in parallel: one cell
+  /// in kSampleShare, at least kMinSampleCells and at most kMaxSampleCells, and at most
+  /// `max_samples` (0: no sample, the estimate is 0). The estimate only sizes the row buffers,
   /// which are reserved with a wide margin (collect_rows.hpp). A fixed 256 cells, searched on one
-  /// thread, were a quarter of the cells of 10k points and a fifth of their lists' time
-  /// (docs/benchmarks.md).
-  std::size_t estimated_list_entries(const Search& search, Stencil stencil) const {
+  /// thread, were a quarter of the cells of 10k points and a fifth of their lists' time, and 0.07
+  /// ms of every cross query of a single position (docs/benchmarks.md).
+  double entries_per_point(const Search& search, Stencil stencil,
+                           std::size_t max_samples = kMaxSampleCells) const {
     const std::size_t cells = layout_.cells();
-    if (cells == 0) return 0;
-    const auto samples = static_cast<std::int64_t>(
-        std::min(cells, std::clamp(cells / kSampleShare, kMinSampleCells, kMaxSampleCells)));
+    const auto samples = static_cast<std::int64_t>(std::min(
+        {cells, std::clamp(cells / kSampleShare, kMinSampleCells, kMaxSampleCells), max_samples}));
+    if (samples == 0) return 0.0;
     std::uint64_t points = 0, found = 0;
 #pragma omp parallel num_threads(this->context_.threads)
     {
@@ -773,8 +774,14 @@ class CellList final : public EngineBase<Dim, T> {
             [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
       }
     }
-    return static_cast<std::size_t>(static_cast<double>(found) / static_cast<double>(points) *
-                                    static_cast<double>(layout_.size()));
+    return static_cast<double>(found) / static_cast<double>(points);
+  }
+
+  /// entries_per_point() for `rows` rows, as a count.
+  std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
+                                std::size_t max_samples = kMaxSampleCells) const {
+    return static_cast<std::size_t>(entries_per_point(search, stencil, max_samples) *
+                                    static_cast<double>(rows));
   }
 
   /// search_cell() for every cell of block b, in order.
