@@ -59,6 +59,14 @@ class TypedIndex final : public AnyIndex {
     return lists;
   }
 
+  void ball(std::span<const double> position, double radius, bool sorted,
+            std::vector<index_t>& out) const override {
+    check_balls(interleaved<Dim, double>(position), std::span<const double>(&radius, 1));
+    typename Index<Dim, T>::Position center;
+    for (int k = 0; k < Dim; ++k) center[k] = position[static_cast<std::size_t>(k)];
+    index_.ball(center, radius, out, sorted);
+  }
+
   std::vector<index_t> ball_counts(std::span<const double> queries,
                                    std::span<const double> radii) const override {
     const PointsView<Dim, double> positions = interleaved<Dim, double>(queries);

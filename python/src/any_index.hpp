@@ -40,6 +40,10 @@ class AnyIndex {
   /// Like cross(), with radius radii[q] for position q (one radius per position).
   virtual NeighborLists balls(std::span<const double> queries, std::span<const double> radii,
                               bool sorted) const = 0;
+  /// The indexed points within `radius` of one position (dim() doubles) into `out`, sorted or
+  /// not: Index::ball on the calling thread. Position and radius are checked as balls() checks.
+  virtual void ball(std::span<const double> position, double radius, bool sorted,
+                    std::vector<index_t>& out) const = 0;
   /// Number of indexed points within radii[q] of position q, for every q (no lists built).
   virtual std::vector<index_t> ball_counts(std::span<const double> queries,
                                            std::span<const double> radii) const = 0;

@@ -167,6 +167,25 @@ class PyIndex {
     return csr_to_numpy(std::move(lists), false, threads());
   }
 
+  /// The indexed points within `radius` of one position, as a list of ints: a single position's
+  /// query_ball_point without the batch's arrays (80 us through them before the batch was
+  /// skipped for few positions, 7.8 us after, and 3 us here; docs/python.md).
+  py::list ball(const QueryArray& position, double radius, bool sorted) const {
+    if (position.ndim() != 1 || position.shape(0) != dim()) {
+      throw py::value_error("query position must have shape (" + std::to_string(dim()) +
+                            ",), got " + py::str(position.attr("shape")).cast<std::string>());
+    }
+    std::vector<index_t> found;
+    search([&](const AnyIndex& index) {
+      index.ball({position.data(), static_cast<std::size_t>(dim())}, radius, sorted, found);
+    });
+    py::list out(found.size());
+    for (std::size_t k = 0; k < found.size(); ++k) {
+      PyList_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(k), py::int_(found[k]).release().ptr());
+    }
+    return out;
+  }
+
   py::array_t<std::int64_t> ball_counts(const QueryArray& queries, const QueryArray& radii) const {
     const std::span<const double> positions = positions_of(queries, dim());
     if (radii.ndim() != 1) throw py::value_error("radii must be a 1-D array");
@@ -232,6 +251,8 @@ void bind_index(py::module_& module) {
            py::arg("with_distances"), "CSR neighbors of each query position, one radius")
       .def("balls", &PyIndex::balls, py::arg("queries"), py::arg("radii"), py::arg("sorted"),
            "CSR neighbors of each query position, one radius per position")
+      .def("ball", &PyIndex::ball, py::arg("position"), py::arg("radius"), py::arg("sorted"),
+           "List of the indexed points within radius of one position")
       .def("ball_counts", &PyIndex::ball_counts, py::arg("queries"), py::arg("radii"),
            "Number of neighbors of each query position, one radius per position")
       .def("update", &PyIndex::update, py::arg("points"));

@@ -114,6 +114,10 @@ def test_matches_ckdtree(dim, dtype, kind, outside):
     ref = tree.query_ball_point(queries, qr, return_sorted=True)
     for q in range(len(queries)):
         assert got[q] == ref[q], f"ball {q} at {queries[q]}"
+        # One position at a time (searched without the batch): the same row.
+        one = index.query_ball_point(queries[q], qr, return_sorted=True)
+        assert one == ref[q], f"single ball {q} at {queries[q]}"
+        assert index.query_ball_point(queries[q], qr, return_length=True) == len(ref[q])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

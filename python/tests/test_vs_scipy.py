@@ -75,6 +75,13 @@ def test_query_ball_point_matches_ckdtree(kind, dim, dtype):
         lengths = index.query_ball_point(few, return_length=True)
         assert lengths.tolist() == [len(row) for row in rows]
 
+    # Every position on its own (the single-position path, no batch): the same rows.
+    expected = oracle_np.balls(points, positions, r)
+    assert [index.query_ball_point(q, return_sorted=True) for q in positions] == expected
+    assert [index.query_ball_point(q, return_length=True) for q in positions] == [
+        len(row) for row in expected
+    ]
+
     single = index.query_ball_point(positions[0])
     assert isinstance(single, list)
     assert sorted(single) == sorted(tree.query_ball_point(positions[0], r))
