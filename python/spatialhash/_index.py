@@ -208,14 +208,13 @@ class Index:
             as_threads(workers)
         positions = as_positions(x, self.m)
         single = positions.ndim == 1
+        sort = (not single) if return_sorted is None else bool(return_sorted)
         if single and (r is None or np.ndim(r) == 0):
             # One position and one radius: searched on this thread, the list made in C++.
-            sort = False if return_sorted is None else bool(return_sorted)
             found = self._core.ball(positions, as_radius(r, self.radius), sort)
             return len(found) if return_length else found
         shape = positions.shape[:-1]
         flat = np.ascontiguousarray(positions.reshape(-1, self.m))
-        sort = (not single) if return_sorted is None else bool(return_sorted)
         if r is None or np.ndim(r) == 0:
             radii = np.full(len(flat), as_radius(r, self.radius))
         else:

@@ -118,7 +118,7 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kBlockPoints = 4096;
   static constexpr std::uint32_t kBlocksPerThread = 16;
   static constexpr std::uint32_t kMinBlockPoints = 256;
-  /// Cells sampled by entries_per_point(): one in kSampleShare, within these bounds.
+  /// Cells sampled by estimated_entries(): one in kSampleShare, within these bounds.
   static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 256;
   /// A group (search_group): the cells of one parent cell; their stencils' union is kGroupSide
   /// cells along each axis.
@@ -747,19 +747,19 @@ class CellList final : public EngineBase<Dim, T> {
   /// the sure rows' compress and store; border candidates come as sorted positions).
   enum class Ids { original, sorted_position, none };
 
-  /// The mean number of neighbor-list entries (full stencil) or pairs (half) per point,
-  /// estimated from a count search of sampled cells spread over the layout, in parallel: one cell
-  /// in kSampleShare, at least kMinSampleCells and at most kMaxSampleCells, and at most
-  /// `max_samples` (0: no sample, the estimate is 0). The estimate only sizes the row buffers,
-  /// which are reserved with a wide margin (collect_rows.hpp). A fixed 256 cells, searched on one
-  /// thread, were a quarter of the cells of 10k points and a fifth of their lists' time, and 0.07
-  /// ms of every cross query of a single position (docs/benchmarks.md).
-  double entries_per_point(const Search& search, Stencil stencil,
-                           std::size_t max_samples = kMaxSampleCells) const {
+  /// The number of neighbor-list entries (full stencil) or pairs (half) of `rows` rows, as their
+  /// mean per point estimated from a count search of sampled cells spread over the layout, in
+  /// parallel: one cell in kSampleShare, at least kMinSampleCells and at most kMaxSampleCells, and
+  /// at most `max_samples` (0: no sample, the estimate is 0). The estimate only sizes the row
+  /// buffers, which are reserved with a wide margin (collect_rows.hpp). A fixed 256 cells,
+  /// searched on one thread, were a quarter of the cells of 10k points and a fifth of their
+  /// lists' time, and 0.07 ms of every cross query of a single position (docs/benchmarks.md).
+  std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
+                                std::size_t max_samples = kMaxSampleCells) const {
     const std::size_t cells = layout_.cells();
     const auto samples = static_cast<std::int64_t>(std::min(
         {cells, std::clamp(cells / kSampleShare, kMinSampleCells, kMaxSampleCells), max_samples}));
-    if (samples == 0) return 0.0;
+    if (samples == 0) return 0;
     std::uint64_t points = 0, found = 0;
 #pragma omp parallel num_threads(this->context_.threads)
     {
@@ -774,13 +774,7 @@ class CellList final : public EngineBase<Dim, T> {
             [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
       }
     }
-    return static_cast<double>(found) / static_cast<double>(points);
-  }
-
-  /// entries_per_point() for `rows` rows, as a count.
-  std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
-                                std::size_t max_samples = kMaxSampleCells) const {
-    return static_cast<std::size_t>(entries_per_point(search, stencil, max_samples) *
+    return static_cast<std::size_t>(static_cast<double>(found) / static_cast<double>(points) *
                                     static_cast<double>(rows));
   }
 
