@@ -153,6 +153,35 @@ TEST_P(EngineTest, SurfaceShell) {
   check_cross(GetParam(), d, queries);
 }
 
+// cell_list's cross search leaves the queries with no point in their stencil out before it
+// sorts the others, when they are more than an eighth of them, and otherwise sorts them first
+// and skips them. Both ways, on a small lattice (keys packed with the query's index) and on a
+// wide one (more than 32 key bits: keys and indices sorted as pairs), with several chunks of the
+// key pass: queries near the points (jittered copies of them) mixed with ones across the box.
+// Cells of edge r (cell_subdivision 1) keep the sparse lattice from being coarsened.
+TEST(CrossOffTheLattice, FewOrManyQueriesWithoutNeighbors) {
+  for (const double shell_radius : {15.0, 900.0}) {  // 2^6 and 2^12 cells along an axis
+    const auto d = datasets::shell<3>(2500, shell_radius, 0.7, 31);
+    for (const int near_percent : {95, 30}) {
+      SCOPED_TRACE("shell radius " + std::to_string(shell_radius) + ", " +
+                   std::to_string(near_percent) + "% of the queries near the points");
+      std::mt19937_64 g(32);
+      std::uniform_real_distribution<double> box(-shell_radius, shell_radius), jitter(-0.5, 0.5);
+      std::uniform_int_distribution<std::size_t> point(0, 2499);
+      std::uniform_int_distribution<int> percent(0, 99);
+      std::vector<double> queries;
+      for (int q = 0; q < 9000; ++q) {
+        const bool near = percent(g) < near_percent;
+        const std::size_t i = point(g);
+        for (int k = 0; k < 3; ++k) queries.push_back(near ? d.xyz[3 * i + k] + jitter(g) : box(g));
+      }
+      for (const int threads : {1, 2}) {
+        check_cross({.threads = threads, .cell_subdivision = 1}, d, queries);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),
                          engine_case_label);
 

@@ -20,7 +20,8 @@
 // written at their offsets (pair_output). Cross queries are sorted by cell and searched like the
 // points of a cell, by groups of cells where they fill three or more of a group's cells
 // (cross_lists); a query whose stencil holds no point (one bit of the layout's dilated occupancy
-// bitmap) is dropped in the key pass, as one off the lattice. Stencil cells are found through the
+// bitmap) is dropped in the key pass, as one off the lattice, and such queries are left out before
+// the sort where they are many. Stencil cells are found through the
 // layout's dense array or, on mostly empty lattices, its hash table behind an occupancy bitmap read
 // a row of the stencil at a time (CellListLayout::for_each_cell_in_box).
 #include <algorithm>
@@ -120,6 +121,9 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kMinBlockPoints = 256;
   /// Cells sampled by estimated_entries(): one in kSampleShare, within these bounds.
   static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 256;
+  /// Cross queries: the key pass works in chunks of kKeyChunk queries; the queries off the lattice
+  /// are left out before the sort when they are more than one in kCompactBelow.
+  static constexpr std::size_t kKeyChunk = 4096, kCompactBelow = 8;
   /// A group (search_group): the cells of one parent cell; their stencils' union is kGroupSide
   /// cells along each axis.
   static constexpr int kGroupSide = 4;
@@ -273,6 +277,9 @@ class CellList final : public EngineBase<Dim, T> {
     sized_for_overwrite(keys, m);
     ResultVector<index_t> order;  // query indices in key order (the pair sort's values)
     if (!packed) sized_for_overwrite(order, m);
+    // The key of a query on the lattice is not 0 (packed: its upper half).
+    const auto on_lattice = [packed](std::uint64_t key) { return (packed ? key >> 32 : key) != 0; };
+    std::vector<std::size_t> kept_in_chunk;  // per chunk of the key pass: queries on the lattice
     {
       // The key pass of the build in query mode (cell_keys.hpp), with the lattice test of
       // GridGeometry::cell_of_position; an empty index puts every query off the lattice.
@@ -288,24 +295,57 @@ class CellList final : public EngineBase<Dim, T> {
         input.last_cell[k] = static_cast<double>(layout_.dims[k] - 1);
       }
       const CellKeysFn<Dim, double> query_keys = best_cell_keys<Dim, double>(this->context_.simd);
-      constexpr std::size_t kChunk = 4096;
-      const auto chunks = static_cast<std::int64_t>((m + kChunk - 1) / kChunk);
+      const auto chunks = static_cast<std::int64_t>((m + kKeyChunk - 1) / kKeyChunk);
+      kept_in_chunk.assign(static_cast<std::size_t>(chunks), 0);
 #pragma omp parallel for schedule(static) num_threads(threads)
       for (std::int64_t c = 0; c < chunks; ++c) {
-        const auto first = static_cast<std::size_t>(c) * kChunk;
-        const std::size_t last = std::min(m, first + kChunk);
+        const auto first = static_cast<std::size_t>(c) * kKeyChunk;
+        const std::size_t last = std::min(m, first + kKeyChunk);
         query_keys(input, first, last, keys.data(), packed ? nullptr : order.data());
         // A query whose stencil has no points is put off the lattice too (one bit test, while
         // its position is still in cache, instead of a stencil's lookups from its slot): most
         // of them where the points fill a small part of their box (W5, docs/benchmarks.md).
-        if (layout_.near_occupied.empty()) continue;
+        const bool probe = !layout_.near_occupied.empty();
+        std::size_t kept = 0;
         for (std::size_t q = first; q < last; ++q) {
-          if ((packed ? keys[q] >> 32 : keys[q]) == 0) continue;
-          Cell<Dim> cell;
-          for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries[q][k], k);
-          if (!layout_.near_points(cell)) keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
+          if (on_lattice(keys[q])) {
+            Cell<Dim> cell;
+            for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries[q][k], k);
+            if (!probe || layout_.near_points(cell)) {
+              ++kept;
+              continue;
+            }
+            keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
+          }
+        }
+        kept_in_chunk[static_cast<std::size_t>(c)] = kept;
+      }
+    }
+    // Where many queries are off the lattice (points on a surface, queries in its box), they are
+    // left out before the sort, so that it sorts only the others: one more pass over the keys.
+    // Otherwise they are sorted with the rest (their keys are 0: they come first) and skipped.
+    std::size_t on = 0;
+    for (std::size_t& kept : kept_in_chunk) on += std::exchange(kept, on);
+    if (on < m - m / kCompactBelow) {
+      ResultVector<std::uint64_t> kept_keys;
+      ResultVector<index_t> kept_order;
+      sized_for_overwrite(kept_keys, on);
+      if (!packed) sized_for_overwrite(kept_order, on);
+      const auto chunks = static_cast<std::int64_t>(kept_in_chunk.size());
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto first = static_cast<std::size_t>(c) * kKeyChunk;
+        const std::size_t last = std::min(m, first + kKeyChunk);
+        std::size_t at = kept_in_chunk[static_cast<std::size_t>(c)];
+        for (std::size_t q = first; q < last; ++q) {
+          if (!on_lattice(keys[q])) continue;
+          kept_keys[at] = keys[q];
+          if (!packed) kept_order[at] = order[q];
+          ++at;
         }
       }
+      keys = std::move(kept_keys);
+      if (!packed) order = std::move(kept_order);
     }
     {
       ResultVector<std::uint64_t> scratch_keys;
@@ -316,18 +356,15 @@ class CellList final : public EngineBase<Dim, T> {
         radix_sort_pairs(keys, order, key_bits, threads, scratch_keys, scratch_values);
       }
     }
-    const auto off = static_cast<std::size_t>(
-        std::partition_point(keys.begin(), keys.end(),
-                             [&](std::uint64_t key) { return (packed ? key >> 32 : key) == 0; }) -
-        keys.begin());
+    const std::size_t off = keys.size() - on;  // off the lattice: sorted first, if still there
     if (packed) {
-      sized_for_overwrite(order, m - off);
-      const auto on = static_cast<std::int64_t>(m - off);
+      sized_for_overwrite(order, on);
+      const auto slots = static_cast<std::int64_t>(on);
 #pragma omp parallel for schedule(static) num_threads(threads)
-      for (std::int64_t t = 0; t < on; ++t) order[t] = static_cast<index_t>(keys[off + t]);
+      for (std::int64_t t = 0; t < slots; ++t) order[t] = static_cast<index_t>(keys[off + t]);
     }
     // slot -> query, sorted by cell
-    const std::span<const index_t> query_of(order.data() + (packed ? 0 : off), m - off);
+    const std::span<const index_t> query_of(order.data() + (packed ? 0 : off), on);
     constexpr std::uint32_t kUnit = 1024;  // sorted queries per unit of parallel work
     const auto slots = static_cast<std::uint32_t>(query_of.size());
     const std::int64_t units = (slots + kUnit - 1) / kUnit;
