@@ -1,10 +1,14 @@
 # Type stub of the C++ extension spatialhash._core (bindings in python/src/).
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
 def engine_names() -> List[str]: ...
 def split_rows(offsets: np.ndarray, indices: np.ndarray) -> np.ndarray: ...
+def pairs_to_set(pairs: np.ndarray) -> Set[Tuple[int, int]]: ...
+def pairs_to_dict(
+    i: np.ndarray, j: np.ndarray, values: np.ndarray
+) -> Dict[Tuple[int, int], float]: ...
 
 class Index:
     def __init__(

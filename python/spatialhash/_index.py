@@ -264,7 +264,7 @@ class Index:
         rows = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(offsets))
         i, j = cols, rows
         if output_type == "dict":
-            return dict(zip(zip(i.tolist(), j.tolist()), distances.tolist()))
+            return _core.pairs_to_dict(i, j, distances)
         if output_type == "ndarray":
             out = np.empty(len(i), dtype=[("i", np.intp), ("j", np.intp), ("v", np.float64)])
             out["i"], out["j"], out["v"] = i, j, distances

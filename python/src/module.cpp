@@ -38,6 +38,8 @@ PYBIND11_MODULE(_core, module) {
              "Object array of lists, one per CSR row.");
   module.def("pairs_to_set", &spatialhash::python::pairs_to_set, py::arg("pairs"),
              "Set of (i, j) tuples, one per row of an (m, 2) int64 array.");
+  module.def("pairs_to_dict", &spatialhash::python::pairs_to_dict, py::arg("i"), py::arg("j"),
+             py::arg("values"), "Dict {(i[k], j[k]): values[k]} of three 1-D arrays.");
 
   spatialhash::python::bind_index(module);
 }

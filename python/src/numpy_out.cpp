@@ -184,4 +184,26 @@ py::set pairs_to_set(const py::array_t<std::int64_t, py::array::c_style>& pairs)
   return out;
 }
 
+py::dict pairs_to_dict(const py::array_t<std::int64_t, py::array::c_style>& i,
+                       const py::array_t<std::int64_t, py::array::c_style>& j,
+                       const py::array_t<double, py::array::c_style>& values) {
+  if (i.ndim() != 1 || j.ndim() != 1 || values.ndim() != 1 || j.shape(0) != i.shape(0) ||
+      values.shape(0) != i.shape(0)) {
+    throw py::value_error("pairs_to_dict: i, j and values must be 1-D arrays of one length");
+  }
+  const auto entries = static_cast<std::size_t>(i.shape(0));
+  SharedInts first(std::span<const std::int64_t>(i.data(), entries));
+  SharedInts second(std::span<const std::int64_t>(j.data(), entries));
+  const CollectorPause pause;
+  py::dict out;
+  for (std::size_t k = 0; k < entries; ++k) {
+    const py::tuple pair(2);
+    PyTuple_SET_ITEM(pair.ptr(), 0, first.new_reference(i.data()[k]));
+    PyTuple_SET_ITEM(pair.ptr(), 1, second.new_reference(j.data()[k]));
+    const py::float_ value(values.data()[k]);
+    if (PyDict_SetItem(out.ptr(), pair.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  }
+  return out;
+}
+
 }  // namespace spatialhash::python

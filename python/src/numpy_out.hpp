@@ -51,5 +51,11 @@ py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offset
 /// Set of (i, j) tuples, one per row of an (m, 2) int64 array (query_pairs' output_type='set').
 /// Throws ValueError for any other shape.
 py::set pairs_to_set(const py::array_t<std::int64_t, py::array::c_style>& pairs);
+/// Dict {(i[k], j[k]): values[k]} (sparse_distance_matrix's output_type='dict'); a repeated key
+/// keeps its last value, as dict(zip(...)) does. Throws ValueError unless the three are 1-D
+/// arrays of one length.
+py::dict pairs_to_dict(const py::array_t<std::int64_t, py::array::c_style>& i,
+                       const py::array_t<std::int64_t, py::array::c_style>& j,
+                       const py::array_t<double, py::array::c_style>& values);
 
 }  // namespace spatialhash::python

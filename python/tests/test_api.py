@@ -188,6 +188,41 @@ def test_pairs_to_set_matches_tuples_and_leaves_the_collector_as_it_was(gc_on):
         (gc.enable if was else gc.disable)()
 
 
+@pytest.mark.parametrize("gc_on", [True, False])
+def test_pairs_to_dict_matches_a_dict_built_in_python(gc_on):
+    """pairs_to_dict (sparse_distance_matrix's output_type='dict') against dict(zip(...)):
+    repeated indices (shared ints; a repeated key keeps its last value, as in Python), indices
+    spread far beyond the pair count, none; mismatched or non-1-D arrays are a ValueError; the
+    cyclic collector is on or off after it as it was before."""
+    from spatialhash import _core
+
+    rng = np.random.default_rng(10)
+    cases = [
+        (rng.integers(0, 30, 500), rng.integers(0, 40, 500), rng.random(500)),
+        (rng.integers(0, 10**15, 9), rng.integers(0, 10**15, 9), rng.random(9)),
+        (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)),
+    ]
+    was = gc.isenabled()
+    try:
+        (gc.enable if gc_on else gc.disable)()
+        for i, j, values in cases:
+            got = _core.pairs_to_dict(i, j, values)
+            assert got == dict(zip(zip(i.tolist(), j.tolist()), values.tolist()))
+            assert all(type(a) is int and type(b) is int for a, b in got)
+            assert all(type(v) is float for v in got.values())
+            assert gc.isenabled() == gc_on
+        for i, j, values in [
+            (np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.int64), np.zeros(3)),
+            (np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(2)),
+            (np.zeros((3, 1), dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(3)),
+        ]:
+            with pytest.raises(ValueError, match="1-D arrays of one length"):
+                _core.pairs_to_dict(i, j, values)
+        assert gc.isenabled() == gc_on
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 def test_empty_and_tiny_inputs():
     for dim in (2, 3):
         empty = spatialhash.Index(np.empty((0, dim)), 1.0)
