@@ -143,7 +143,8 @@ class Index {
   NeighborLists neighbor_lists(const ListOptions& options = {}) const;
   /// Same, into `out`, reusing its storage: a simulation that keeps one NeighborLists across
   /// steps allocates (and page-faults) nothing for the result after the first step. Every
-  /// member of `out` is overwritten.
+  /// member of `out` is overwritten; lists that already held entries also keep the default
+  /// engine's row buffers for the next refill (out.scratch, see ListScratch).
   void neighbor_lists(NeighborLists& out, const ListOptions& options = {}) const;
   /// Number of neighbors of every indexed point.
   std::vector<index_t> neighbor_counts(double radius = kIndexRadius) const;

@@ -161,6 +161,43 @@ class PairOutput {
   virtual void resize(std::size_t count) { (void)count; }
 };
 
+namespace detail {
+struct ListScratchData;
+/// Frees a ListScratchData (defined where the type is complete).
+struct ListScratchDelete {
+  void operator()(ListScratchData* data) const noexcept;
+};
+struct ListScratchAccess;
+}  // namespace detail
+
+/// Memory that the default engine keeps in a NeighborLists refilled in place (lists whose indices
+/// already have storage, passed to Index::neighbor_lists(NeighborLists&, ...)): its per-thread
+/// row buffers and per-row work arrays, so that the next refill writes into pages it has touched
+/// before instead of fresh pages the kernel must first zero (a simulation that refills its lists
+/// every step, 1M points: 5-10% faster; docs/benchmarks.md). What it holds is about the size of
+/// the lists' indices plus 12 bytes per point, no more than every refill holds at its peak anyway.
+/// Not part of the lists' value: a copy starts empty, assignment keeps the target's own, lists
+/// filled for the first time keep none, and a search without row buffers (ListOptions::low_memory,
+/// or lists estimated above the buffer budget) frees it.
+class ListScratch {
+ public:
+  ListScratch() noexcept = default;
+  ListScratch(const ListScratch&) noexcept {}
+  ListScratch& operator=(const ListScratch&) noexcept { return *this; }
+  ListScratch(ListScratch&&) noexcept = default;
+  ListScratch& operator=(ListScratch&&) noexcept = default;
+  ~ListScratch() = default;
+
+  /// Bytes reserved (0 when none; pages no search wrote take no memory).
+  std::size_t bytes() const noexcept;
+  /// Frees the memory kept.
+  void release() noexcept { data_.reset(); }
+
+ private:
+  friend struct detail::ListScratchAccess;
+  std::unique_ptr<detail::ListScratchData, detail::ListScratchDelete> data_;
+};
+
 /// Neighbor lists of many points in compressed sparse row form: the neighbors of point i are
 /// indices[offsets[i] .. offsets[i+1]). offsets has one more entry than there are points.
 struct NeighborLists {
@@ -168,6 +205,8 @@ struct NeighborLists {
   ResultVector<index_t> indices;
   /// Euclidean distance of each entry of `indices`; empty unless requested.
   ResultVector<double> distances;
+  /// Not part of the lists: what the search keeps for the next refill (see ListScratch).
+  ListScratch scratch;
 
   std::size_t size() const { return offsets.size() - 1; }
   std::size_t count(std::size_t i) const { return offsets[i + 1] - offsets[i]; }
@@ -188,8 +227,8 @@ struct ListOptions {
   /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers: larger
   /// lists are searched as with low_memory anyway); with low_memory it searches twice instead
   /// (once to count, once writing each row in place) and holds nothing beyond the output but
-  /// about 12 bytes per row. Same lists either way; 1.2-1.6x slower (measured:
-  /// docs/benchmarks.md).
+  /// about 12 bytes per row, and frees what refilled lists kept (ListScratch). Same lists either
+  /// way; 1.2-1.6x slower (measured: docs/benchmarks.md).
   bool low_memory = false;
 };
 

@@ -19,6 +19,7 @@
 #include "../engine_base.hpp"
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
+#include "../list_scratch.hpp"
 #include "../prefix_sum.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
@@ -26,11 +27,10 @@
 namespace spatialhash::detail {
 
 /// Sizes `lists` for rows of the given lengths by slot (slot t is row row_of[t]; rows no slot
-/// covers stay empty) and fills its offsets; returns where each slot's row starts.
-inline ResultVector<std::size_t> lay_out_rows(int threads, std::span<const index_t> row_of,
-                                              std::size_t rows,
-                                              const ResultVector<std::uint32_t>& row_length,
-                                              bool with_distances, NeighborLists& lists) {
+/// covers stay empty), fills its offsets, and sets row_start[t] to where slot t's row starts.
+inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size_t rows,
+                         const ResultVector<std::uint32_t>& row_length, bool with_distances,
+                         NeighborLists& lists, ResultVector<std::size_t>& row_start) {
   const std::size_t slots = row_of.size();
   // The offsets are written and then read at scattered places (row_of): in huge pages, their
   // page-table entries fit in the TLB (W1, 4M points, 1 thread: this function's perf samples
@@ -49,11 +49,9 @@ inline ResultVector<std::size_t> lay_out_rows(int threads, std::span<const index
   sized_for_overwrite(lists.distances, with_distances ? lists.offsets[rows] : 0);
   // Where each row goes, by slot: scattered reads, but independent ones that the processor
   // overlaps (where the rows are placed they would sit in a chain before each store).
-  ResultVector<std::size_t> row_start;
   sized_for_overwrite(row_start, slots);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
-  return row_start;
 }
 
 /// The distances of row `row` of `lists`, whose `length` neighbors `ids` go to `at` (read from the
@@ -93,17 +91,23 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
                   std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
                   SlotsOf slots_of, Run run, const ListRequest& request, NeighborLists& lists) {
   const std::size_t slots = row_of.size();
-  ResultVector<std::uint32_t> row_length;  // per slot; every one is written
-  sized_for_overwrite(row_length, slots);
   // Buffers only for an output estimated to fit the budget; a thread's buffer stops at its part of
   // the budget even so (the estimate comes from a sample).
   const std::size_t budget_entries = request.row_buffer_bytes / sizeof(index_t);
   const bool buffered = !request.low_memory && estimate <= budget_entries;
   const std::size_t budget = buffered ? budget_entries / static_cast<std::size_t>(threads) : 0;
+  // Lists refilled in place keep the buffers and work arrays for the next refill (ListScratch);
+  // lists filled for the first time, and searches without buffers, keep nothing.
+  const bool keep = buffered && lists.indices.capacity() > 0;
+  if (!keep) lists.scratch.release();
+  ListScratchAccess::Held scratch = ListScratchAccess::take(lists.scratch);
+  ResultVector<std::uint32_t>& row_length = scratch->row_length;  // per slot; all written
+  sized_for_overwrite(row_length, slots);
   // A buffered unit's rows are contiguous in its thread's buffer, at unit_begin[u] of
   // unit_thread[u]; a deferred unit has unit_thread[u] = kDeferred.
   constexpr int kDeferred = -1;
-  std::vector<GrowableBuffer<index_t>> found(static_cast<std::size_t>(threads));
+  std::vector<GrowableBuffer<index_t>>& found = scratch->buffers;
+  found.resize(static_cast<std::size_t>(threads));
   std::vector<std::size_t> unit_begin(static_cast<std::size_t>(units));
   std::vector<int> unit_thread(static_cast<std::size_t>(units));
   const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
@@ -116,8 +120,16 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     // for every row stays off the cache line the other threads' buffers share in `found` (W2, 1M
     // points, 2 threads: that line bouncing between the cores took about 8% of the engine's
     // samples; docs/benchmarks.md).
-    GrowableBuffer<index_t> out;
-    if (share > 0) {
+    // A buffer kept from the last refill serves when it holds at least half the share (the share
+    // is 2.5 times a thread's expected part: estimates vary from step to step) and at most
+    // kKeptSlack times the share.
+    constexpr std::size_t kKeptSlack = 4;
+    GrowableBuffer<index_t> out = std::move(found[static_cast<std::size_t>(t)]);
+    out.clear();
+    if (2 * out.capacity() < share || out.capacity() > kKeptSlack * share) {
+      out = GrowableBuffer<index_t>{};
+    }
+    if (share > 0 && out.capacity() == 0) {
       out.reserve_more(share);
       advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
     }
@@ -142,8 +154,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     }
     found[static_cast<std::size_t>(t)] = std::move(out);
   }
-  const ResultVector<std::size_t> row_start =
-      lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists);
+  ResultVector<std::size_t>& row_start = scratch->row_start;
+  lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists, row_start);
   const auto place_row = [&](std::uint32_t t, const index_t* source) {
     const std::size_t dst = row_start[t];
     copy_streaming(lists.indices.data() + dst, source, row_length[t]);
@@ -188,6 +200,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     }
     streaming_done();
   }
+  if (keep) ListScratchAccess::put(lists.scratch, std::move(scratch));
   if (!repeated) throw std::logic_error("spatialhash: the list search was not repeatable");
 }
 
