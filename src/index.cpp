@@ -222,6 +222,15 @@ void Index<Dim, T>::ball(const Position& center, double radius, std::vector<inde
 template <int Dim, class T>
 template <class U>
 NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions& options) const {
+  NeighborLists lists;
+  cross(queries, lists, options);
+  return lists;
+}
+
+template <int Dim, class T>
+template <class U>
+void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
+                          const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
   if (queries.size() > 0 && queries.data == nullptr) {
     throw InvalidArgument("spatialhash: cross query with null data and a non-zero count");
@@ -249,7 +258,6 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
       }
     }
   }
-  NeighborLists lists;
   engine_->cross_lists(positions, {.radius = r, .low_memory = options.low_memory}, lists);
   if (options.with_distances) {
     // Each row again, from a ball query that carries the engine's distances (a periodic index
@@ -278,13 +286,15 @@ NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions
     if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
   }
   if (options.sorted) detail::sort_rows(lists, threads());
-  return lists;
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                                        \
-  template class Index<D, T>;                                                                \
-  template NeighborLists Index<D, T>::cross(PointsView<D, float>, const ListOptions&) const; \
-  template NeighborLists Index<D, T>::cross(PointsView<D, double>, const ListOptions&) const;
+#define SPATIALHASH_INSTANTIATE(D, T)                                                         \
+  template class Index<D, T>;                                                                 \
+  template NeighborLists Index<D, T>::cross(PointsView<D, float>, const ListOptions&) const;  \
+  template NeighborLists Index<D, T>::cross(PointsView<D, double>, const ListOptions&) const; \
+  template void Index<D, T>::cross(PointsView<D, float>, NeighborLists&, const ListOptions&)  \
+      const;                                                                                  \
+  template void Index<D, T>::cross(PointsView<D, double>, NeighborLists&, const ListOptions&) const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

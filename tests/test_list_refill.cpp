@@ -2,9 +2,11 @@
 // (Index::neighbor_lists(NeighborLists&, ...)): the lists kept from one call to the next, with the
 // row buffers the default engine keeps in them (ListScratch), match the double-precision oracle at
 // every step while the points move, their number grows and shrinks, the thread count, radius and
-// options change; and the kept memory follows ListScratch's rules.
+// options change; so do cross queries refilled the same way (Index::cross(queries,
+// NeighborLists&, ...)); and the kept memory follows ListScratch's rules.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <random>
@@ -73,11 +75,43 @@ void refill_through_a_simulation() {
   std::mt19937_64 g(Dim * 100 + sizeof(T));
   constexpr std::size_t kMany = 6000, kFew = 900;
   std::vector<T> coords = uniform_points<Dim, T>(kMany, side_for(kMany), g);
-  NeighborLists lists;
+  NeighborLists lists, cross;
+  // Each refill of the lists also refills `cross`: the neighbors of a second set of positions
+  // (half near the points, half anywhere around them), checked against the oracle's balls.
   const auto refill = [&](const Index<Dim, T>& index, const ListOptions& options) {
     index.neighbor_lists(lists, options);
     const double radius = options.radius > 0 ? options.radius : r;
     expect_oracle<Dim>(lists, coords, radius, options.with_distances);
+    std::vector<double> queries(coords.begin(), coords.end());
+    std::uniform_real_distribution<double> nudge(-0.5 * r, 0.5 * r),
+        anywhere(-r, side_for(index.size()) + r);
+    for (std::size_t q = 0; q < queries.size() / Dim; ++q) {
+      for (int k = 0; k < Dim; ++k) {
+        double& x = queries[q * Dim + k];
+        x = q % 2 == 0 ? x + nudge(g) : anywhere(g);
+      }
+    }
+    index.cross(spatialhash::PointsView<Dim, double>(queries.data(), queries.size() / Dim), cross,
+                options);
+    const std::vector<double> exact = oracle::widen(coords);
+    ASSERT_EQ(cross.size(), queries.size() / Dim);
+    ASSERT_EQ(cross.distances.size(), options.with_distances ? cross.indices.size() : 0);
+    for (std::size_t q = 0; q < cross.size(); ++q) {
+      std::array<double, Dim> center;
+      for (int k = 0; k < Dim; ++k) center[k] = queries[q * Dim + k];
+      const std::vector<std::size_t> want = oracle::ball<Dim>(exact, center, radius);
+      ASSERT_EQ(std::vector<std::size_t>(cross.indices.begin() + cross.offsets[q],
+                                         cross.indices.begin() + cross.offsets[q + 1]),
+                want)
+          << "cross row " << q;
+      for (std::size_t k = 0; options.with_distances && k < want.size(); ++k) {
+        ASSERT_DOUBLE_EQ(
+            cross.distances[cross.offsets[q] + k],
+            std::sqrt(oracle::distance_squared<Dim>(&exact[want[k] * Dim], center.data())))
+            << "cross row " << q << " #" << k;
+      }
+    }
+    EXPECT_EQ(cross.scratch.bytes() > 0, lists.scratch.bytes() > 0);
   };
   {
     Index<Dim, T> index(std::span<const T>(coords), r, {.engine = Engine::cell_list, .threads = 2});

@@ -159,6 +159,11 @@ class Index {
   /// among the indexed points. Row q of the result belongs to queries point q; no self exclusion.
   template <class U>
   NeighborLists cross(PointsView<Dim, U> queries, const ListOptions& options = {}) const;
+  /// Same, into `out`, reusing its storage and, as neighbor_lists(NeighborLists&) does, keeping
+  /// the default engine's row buffers in it for the next call (out.scratch). Every member of
+  /// `out` is overwritten.
+  template <class U>
+  void cross(PointsView<Dim, U> queries, NeighborLists& out, const ListOptions& options = {}) const;
 
  private:
   double checked_query_radius(double radius) const;
