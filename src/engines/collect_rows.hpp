@@ -85,7 +85,9 @@ void fill_distances(const PointsView<Dim, T>& points, index_t row, const index_t
 /// that takes more than its share while another is held up by the system still writes into huge
 /// pages (growable_buffer.hpp; a unit that runs past the reservation grows the buffer by
 /// realloc, in small pages). With every unit deferred the peak is the output plus 12 bytes per
-/// slot; for outputs that fit the budget, 1.2-1.6x slower than buffered.
+/// slot; for outputs that fit the budget, 1.2-1.6x slower than buffered. Lists refilled in place
+/// keep the buffers and the per-slot arrays for their next refill (ListScratch: fresh buffers
+/// are pages the kernel zeroes first, 10% of a W2 refill's samples at 1M points).
 template <class Work, int Dim, class T, class SlotsOf, class Run>
 void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
                   std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
