@@ -13,6 +13,7 @@
 
 namespace spatialhash::detail {
 
+/// The memory behind a ListScratch, reused by the next collect_rows into the same lists.
 struct ListScratchData {
   std::vector<GrowableBuffer<index_t>> buffers;  ///< one per thread of the last search
   ResultVector<std::uint32_t> row_length;        ///< per slot

@@ -123,8 +123,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     // points, 2 threads: that line bouncing between the cores took about 8% of the engine's
     // samples; docs/benchmarks.md).
     // A buffer kept from the last refill serves when it holds at least half the share (the share
-    // is 2.5 times a thread's expected part: estimates vary from step to step) and at most
-    // kKeptSlack times the share.
+    // has a margin over the thread's expected part, and estimates vary from step to step) and at
+    // most kKeptSlack times the share.
     constexpr std::size_t kKeptSlack = 4;
     GrowableBuffer<index_t> out = std::move(found[static_cast<std::size_t>(t)]);
     out.clear();
