@@ -41,11 +41,10 @@ void jiggle(std::vector<T>& coords, double step, std::mt19937_64& g) {
 }
 
 /// The lists (sorted rows) equal the oracle's at radius r, and their distances, when present,
-/// are the double-precision distances of the caller's points.
-template <int Dim, class T>
-void expect_oracle(const NeighborLists& lists, const std::vector<T>& coords, double r,
+/// are the double-precision distances of the caller's points (`exact`, widened to double).
+template <int Dim>
+void expect_oracle(const NeighborLists& lists, const std::vector<double>& exact, double r,
                    bool with_distances) {
-  const std::vector<double> exact = oracle::widen(coords);
   const auto want = oracle::lists<Dim>(exact, r);
   ASSERT_EQ(lists.size(), want.size());
   ASSERT_EQ(lists.distances.size(), with_distances ? lists.indices.size() : 0);
@@ -81,7 +80,8 @@ void refill_through_a_simulation() {
   const auto refill = [&](const Index<Dim, T>& index, const ListOptions& options) {
     index.neighbor_lists(lists, options);
     const double radius = options.radius > 0 ? options.radius : r;
-    expect_oracle<Dim>(lists, coords, radius, options.with_distances);
+    const std::vector<double> exact = oracle::widen(coords);
+    expect_oracle<Dim>(lists, exact, radius, options.with_distances);
     std::vector<double> queries(coords.begin(), coords.end());
     std::uniform_real_distribution<double> nudge(-0.5 * r, 0.5 * r),
         anywhere(-r, side_for(index.size()) + r);
@@ -93,7 +93,6 @@ void refill_through_a_simulation() {
     }
     index.cross(spatialhash::PointsView<Dim, double>(queries.data(), queries.size() / Dim), cross,
                 options);
-    const std::vector<double> exact = oracle::widen(coords);
     ASSERT_EQ(cross.size(), queries.size() / Dim);
     ASSERT_EQ(cross.distances.size(), options.with_distances ? cross.indices.size() : 0);
     for (std::size_t q = 0; q < cross.size(); ++q) {
