@@ -130,10 +130,26 @@ void check_filter(spatialhash::detail::BlockFilterFn<Dim> filter, std::uint64_t 
     const std::size_t stride = m + kFilterSlack;
     std::vector<std::uint32_t> sure(stride * kBlockQueries), border(stride * kBlockQueries);
     BlockOutput out{sure.data(), border.data(), stride};
-    filter(view, 0, static_cast<std::uint32_t>(m), block, band, out);
+    // Every fourth trial starts the range past its beginning (as half searches do).
+    const std::size_t begin =
+        trial % 4 == 3 ? std::uniform_int_distribution<std::size_t>(0, m)(g) : 0;
+    filter(view, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(m), block, band,
+           out);
+    // A count search (no sure rows) counts what the full one stores, and writes the same borders.
+    std::vector<std::uint32_t> count_border(stride * kBlockQueries);
+    BlockOutput count_out{nullptr, count_border.data(), stride};
+    filter(view, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(m), block, band,
+           count_out);
+    for (int q = 0; q < queries; ++q) {
+      ASSERT_EQ(count_out.sure_count[q], out.sure_count[q]) << "count search, query " << q;
+      ASSERT_EQ(count_out.border_count[q], out.border_count[q]) << "count search, query " << q;
+      for (std::size_t k = 0; k < out.border_count[q]; ++k) {
+        ASSERT_EQ(count_border[q * stride + k], border[q * stride + k]);
+      }
+    }
     for (int q = 0; q < queries; ++q) {
       const auto skipped = [&](std::size_t j) {
-        return block.after ? j <= block.skip[q] : j == block.skip[q];
+        return j < begin || (block.after ? j <= block.skip[q] : j == block.skip[q]);
       };
       const auto exact_d2 = [&](std::size_t j) {
         double d2 = 0;
@@ -149,12 +165,14 @@ void check_filter(spatialhash::detail::BlockFilterFn<Dim> filter, std::uint64_t 
         ASSERT_LT(j, m);
         ASSERT_LE(exact_d2(j), r * r) << "filter called a candidate beyond r certain";
         ASSERT_FALSE(skipped(j)) << "filter reported a skipped candidate";
+        ASSERT_FALSE(kept[j]) << "filter reported a candidate twice";
         kept[j] = true;
       }
       for (std::size_t k = 0; k < out.border_count[q]; ++k) {
         const std::size_t j = border[q * stride + k] - 1000;
         ASSERT_LT(j, m);
         ASSERT_FALSE(skipped(j)) << "filter reported a skipped candidate";
+        ASSERT_FALSE(kept[j]) << "filter reported a candidate twice";
         kept[j] = true;
       }
       for (std::size_t j = 0; j < m; ++j) {

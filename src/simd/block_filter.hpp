@@ -75,31 +75,39 @@ void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::u
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
 /// The rows of one filter call for Q queries as local cursors (the SIMD filters keep them in
-/// registers), and the last candidate index any query skips: candidates after it need no skip test.
+/// registers): the next free slot of each row, or in a count search (no sure rows) the sure
+/// counts; and the last candidate index any query skips: candidates after it need no skip test.
+/// `after` is a copy of the block's flag, so that the row stores (which may alias the block as
+/// far as the compiler knows) do not force it to be read again for every query.
 template <int Q>
 struct RowCursors {
-  std::array<std::uint32_t*, Q> sure, border;
-  std::array<std::uint32_t, Q> sure_count{}, border_count{};
+  std::array<std::uint32_t*, Q> sure{}, border{};
+  std::array<std::uint32_t*, Q> sure_first{}, border_first{};
+  std::array<std::uint32_t, Q> sure_count{};
   std::uint32_t last_skipped = 0;
   bool any_skip = false;
+  bool after = false;
 
   template <int Dim>
-  RowCursors(const QueryBlock<Dim>& queries, const BlockOutput& out) {
+  RowCursors(const QueryBlock<Dim>& queries, const BlockOutput& out) : after(queries.after) {
     for (int q = 0; q < Q; ++q) {
-      sure[q] = out.sure != nullptr ? out.sure + static_cast<std::size_t>(q) * out.stride : nullptr;
+      if (out.sure != nullptr) sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
       border[q] = out.border + static_cast<std::size_t>(q) * out.stride;
       if (queries.skip[q] != kSkipNone) {
         last_skipped = any_skip && last_skipped > queries.skip[q] ? last_skipped : queries.skip[q];
         any_skip = true;
       }
     }
+    sure_first = sure;
+    border_first = border;
   }
   /// Whether a query may skip a candidate at index j or after.
   bool may_skip_from(std::uint32_t j) const { return any_skip && j <= last_skipped; }
   void store_counts(BlockOutput& out) const {
     for (int q = 0; q < Q; ++q) {
-      out.sure_count[q] = sure_count[q];
-      out.border_count[q] = border_count[q];
+      out.sure_count[q] =
+          out.sure != nullptr ? static_cast<std::uint32_t>(sure[q] - sure_first[q]) : sure_count[q];
+      out.border_count[q] = static_cast<std::uint32_t>(border[q] - border_first[q]);
     }
   }
 };

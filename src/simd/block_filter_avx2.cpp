@@ -35,7 +35,8 @@ inline std::uint32_t pack_store(std::uint32_t* out, __m256i ids, unsigned mask) 
   return static_cast<std::uint32_t>(std::popcount(mask));
 }
 
-/// The filter for exactly Q queries, fully unrolled over them (see block_filter_avx512.cpp).
+/// The filter for exactly Q queries, fully unrolled over them (see block_filter_avx512.cpp):
+/// whole vectors of 8 candidates with plain loads first, then one masked vector for the rest.
 template <int Dim, int Q, bool kStoreSure>
 void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
@@ -46,20 +47,24 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
   RowCursors<Q> rows(queries, out);
   const __m256 lo = _mm256_set1_ps(band.lo), hi = _mm256_set1_ps(band.hi);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (std::uint32_t j = begin; j < end; j += 8) {
-    const std::uint32_t left = end - j;
+  // Candidates j .. j + 7, of which the first `left` exist (all of them when left >= 8).
+  const auto filter_vector = [&](std::uint32_t j, std::uint32_t left) {
+    const bool whole = left >= 8;
     const __m256i valid_lanes = _mm256_cmpgt_epi32(
         _mm256_set1_epi32(static_cast<int>(std::min<std::uint32_t>(left, 8))), lane);
     __m256 candidate[Dim];
     for (int k = 0; k < Dim; ++k) {
-      candidate[k] = _mm256_maskload_ps(points.axis[k] + j, valid_lanes);
+      candidate[k] = whole ? _mm256_loadu_ps(points.axis[k] + j)
+                           : _mm256_maskload_ps(points.axis[k] + j, valid_lanes);
     }
     // A count search reads ids only for border candidates (rare).
     const auto load_ids = [&] {
-      return _mm256_maskload_epi32(reinterpret_cast<const int*>(points.ids + j), valid_lanes);
+      const auto* at = reinterpret_cast<const __m256i*>(points.ids + j);
+      return whole ? _mm256_loadu_si256(at)
+                   : _mm256_maskload_epi32(reinterpret_cast<const int*>(at), valid_lanes);
     };
     const __m256i ids = kStoreSure ? load_ids() : _mm256_setzero_si256();
-    const unsigned valid = left >= 8 ? 0xFFu : (1u << left) - 1u;
+    const unsigned valid = whole ? 0xFFu : (1u << left) - 1u;
     const bool check_skip = rows.may_skip_from(j);
     for (int q = 0; q < Q; ++q) {
       // A fused multiply-add rounds less than a product and a sum, so the band still holds.
@@ -74,7 +79,7 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       if (check_skip) {
         for (unsigned bit = 0; bit < 8; ++bit) {
           const std::uint32_t index = j + bit;
-          const bool skipped = queries.after ? index <= queries.skip[q] : index == queries.skip[q];
+          const bool skipped = rows.after ? index <= queries.skip[q] : index == queries.skip[q];
           if (skipped) kept &= ~(1u << bit);
         }
       }
@@ -82,16 +87,18 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
           kept & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, lo, _CMP_LE_OQ)));
       const unsigned is_border = kept & ~is_sure;
       if constexpr (kStoreSure) {
-        rows.sure_count[q] += pack_store(rows.sure[q] + rows.sure_count[q], ids, is_sure);
+        rows.sure[q] += pack_store(rows.sure[q], ids, is_sure);
       } else {
         rows.sure_count[q] += static_cast<std::uint32_t>(std::popcount(is_sure));
       }
       if (is_border) {
-        rows.border_count[q] += pack_store(rows.border[q] + rows.border_count[q],
-                                           kStoreSure ? ids : load_ids(), is_border);
+        rows.border[q] += pack_store(rows.border[q], kStoreSure ? ids : load_ids(), is_border);
       }
     }
-  }
+  };
+  std::uint32_t j = begin;
+  for (; j < end && end - j >= 8; j += 8) filter_vector(j, 8);
+  if (j < end) filter_vector(j, end - j);
   rows.store_counts(out);
 }
 

@@ -10,8 +10,9 @@
 namespace spatialhash::detail {
 namespace {
 
-/// The filter for exactly Q queries, fully unrolled over them: per-query output pointers and
-/// counts live in registers.
+/// The filter for exactly Q queries, fully unrolled over them: per-query row cursors live in
+/// registers. Whole vectors of 16 candidates first, then one masked vector for the rest, so that
+/// the main loop's compares need no lane mask.
 template <int Dim, int Q, bool kStoreSure>
 void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
@@ -24,9 +25,8 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
   RowCursors<Q> rows(queries, out);
   const __m512 lo = _mm512_set1_ps(band.lo), hi = _mm512_set1_ps(band.hi);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  for (std::uint32_t j = begin; j < end; j += 16) {
-    const std::uint32_t left = end - j;
-    const __mmask16 valid = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
+  // Candidates j .. j + 15, of which the lanes of `valid` exist.
+  const auto filter_vector = [&](std::uint32_t j, __mmask16 valid) {
     __m512 candidate[Dim];
     for (int k = 0; k < Dim; ++k) candidate[k] = _mm512_maskz_loadu_ps(valid, points.axis[k] + j);
     // A count search reads ids only for border candidates (rare).
@@ -44,26 +44,29 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       // Not-greater-than, unordered: NaN distances stay candidates (borderline).
       __mmask16 kept = _mm512_mask_cmp_ps_mask(valid, d2, hi, _CMP_NGT_UQ);
       if (check_skip) {
-        kept &= queries.after ? _mm512_cmpgt_epu32_mask(index, skip[q])
-                              : _mm512_cmpneq_epi32_mask(index, skip[q]);
+        kept &= rows.after ? _mm512_cmpgt_epu32_mask(index, skip[q])
+                           : _mm512_cmpneq_epi32_mask(index, skip[q]);
       }
       const __mmask16 is_sure = _mm512_mask_cmp_ps_mask(kept, d2, lo, _CMP_LE_OQ);
       const __mmask16 is_border = kept & static_cast<__mmask16>(~is_sure);
-      // Compress in a register, then one plain store (compress-to-memory is slow on some cores).
+      const auto sure_found = std::popcount(static_cast<unsigned>(is_sure));
       if constexpr (kStoreSure) {
-        _mm512_storeu_si512(rows.sure[q] + rows.sure_count[q],
-                            _mm512_maskz_compress_epi32(is_sure, ids));
+        // Compress in a register, then one plain store (compress-to-memory is slow on some cores).
+        _mm512_storeu_si512(rows.sure[q], _mm512_maskz_compress_epi32(is_sure, ids));
+        rows.sure[q] += sure_found;
+      } else {
+        rows.sure_count[q] += static_cast<std::uint32_t>(sure_found);
       }
-      rows.sure_count[q] +=
-          static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_sure)));
       if (is_border) {
-        _mm512_storeu_si512(rows.border[q] + rows.border_count[q],
+        _mm512_storeu_si512(rows.border[q],
                             _mm512_maskz_compress_epi32(is_border, kStoreSure ? ids : load_ids()));
-        rows.border_count[q] +=
-            static_cast<std::uint32_t>(std::popcount(static_cast<unsigned>(is_border)));
+        rows.border[q] += std::popcount(static_cast<unsigned>(is_border));
       }
     }
-  }
+  };
+  std::uint32_t j = begin;
+  for (; j < end && end - j >= 16; j += 16) filter_vector(j, __mmask16(0xFFFF));
+  if (j < end) filter_vector(j, static_cast<__mmask16>((1u << (end - j)) - 1u));
   rows.store_counts(out);
 }
 
