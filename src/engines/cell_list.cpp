@@ -308,15 +308,16 @@ class CellList final : public EngineBase<Dim, T> {
         const bool probe = !layout_.near_occupied.empty();
         std::size_t kept = 0;
         for (std::size_t q = first; q < last; ++q) {
-          if (on_lattice(keys[q])) {
+          if (!on_lattice(keys[q])) continue;
+          if (probe) {
             Cell<Dim> cell;
             for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries[q][k], k);
-            if (!probe || layout_.near_points(cell)) {
-              ++kept;
+            if (!layout_.near_points(cell)) {
+              keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
               continue;
             }
-            keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
           }
+          ++kept;
         }
         kept_in_chunk[static_cast<std::size_t>(c)] = kept;
       }
