@@ -8,6 +8,7 @@
 #include <array>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "grid_geometry.hpp"
 #include "growable_buffer.hpp"
@@ -48,6 +49,23 @@ enum class UpdateKind {
   refreshed,  ///< no point changed cell: coordinates rewritten, structure kept
   patched,    ///< only the points that changed cell were moved
 };
+
+/// Throws InvalidArgument unless `radius` is finite and within [kMinRadius, kMaxRadius]; `what`
+/// names it in the message ("radius", "query radius").
+void check_radius(double radius, std::string_view what);
+/// The worker count for Options::threads (0: all cores); throws InvalidArgument above kMaxThreads.
+int checked_threads(int threads);
+
+/// The points' bounding box (all zero for no points) and the worker count.
+template <int Dim>
+struct PointBounds {
+  std::array<double, Dim> lower{}, upper{};
+  int workers = 1;
+};
+/// The checks of make_context on the points and thread count alone (no radius: the curve orders
+/// of reorder.hpp), and the points' bounding box.
+template <int Dim, class T>
+PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads);
 
 /// Validates points and radius and computes the lattice; throws InvalidArgument naming the
 /// first problem (see validate.cpp).

@@ -11,6 +11,7 @@
 
 #include "engine_base.hpp"
 #include "periodic/periodic_engine.hpp"
+#include "shortest.hpp"
 #include "sort_rows.hpp"
 #include "threads.hpp"
 
@@ -126,13 +127,10 @@ void Index<Dim, T>::update(std::span<const T> coords) {
 template <int Dim, class T>
 double Index<Dim, T>::checked_query_radius(double radius) const {
   if (radius == kIndexRadius) return this->radius();
-  if (!std::isfinite(radius) || !(radius > 0.0)) {
-    throw InvalidArgument("spatialhash: query radius must be finite and > 0, got " +
-                          std::to_string(radius));
-  }
+  detail::check_radius(radius, "query radius");
   if (radius > this->radius()) {
-    throw InvalidArgument("spatialhash: query radius " + std::to_string(radius) +
-                          " exceeds the index radius " + std::to_string(this->radius()));
+    throw InvalidArgument("spatialhash: query radius " + detail::shortest(radius) +
+                          " exceeds the index radius " + detail::shortest(this->radius()));
   }
   return radius;
 }

@@ -6,15 +6,14 @@
 #include <string>
 
 #include "engine_base.hpp"
+#include "shortest.hpp"
 
 namespace spatialhash {
 
 template <int Dim, class T>
 PointSets<Dim, T>::PointSets(double radius, Options options) : radius_(radius), options_(options) {
-  if (!std::isfinite(radius) || !(radius > 0.0)) {
-    throw InvalidArgument("spatialhash: radius must be finite and > 0, got " +
-                          std::to_string(radius));
-  }
+  detail::check_radius(radius, "radius");
+  detail::checked_threads(options.threads);
 }
 
 template <int Dim, class T>

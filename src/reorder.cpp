@@ -8,6 +8,7 @@
 #include "engine_base.hpp"
 #include "morton.hpp"
 #include "radix_sort.hpp"
+#include "shortest.hpp"
 
 namespace spatialhash {
 
@@ -52,18 +53,17 @@ std::vector<index_t> curve_order(PointsView<Dim, T> points, double cell_size, in
                                  Curve curve) {
   if (!std::isfinite(cell_size) || !(cell_size > 0.0)) {
     throw InvalidArgument("spatialhash: cell_size must be finite and > 0, got " +
-                          std::to_string(cell_size));
+                          detail::shortest(cell_size));
   }
-  // Checks the points (naming the first non-finite one) and finds their bounding box; the
-  // largest radius makes one cell of its lattice span everything, so only the points can fail.
-  const auto context = detail::make_context(points, std::numeric_limits<double>::max(), threads);
-  const auto& lower = context.grid.lower;
+  // Checks the points (naming the first non-finite one) and finds their bounding box.
+  const auto bounds = detail::point_bounds(points, threads);
+  const auto& lower = bounds.lower;
   constexpr int kMaxBits = Dim == 2 ? 31 : 21;
   int bits = 1;
   for (int k = 0; k < Dim; ++k) {
-    const double cells = std::floor((context.grid.upper[k] - lower[k]) / cell_size) + 1.0;
+    const double cells = std::floor((bounds.upper[k] - lower[k]) / cell_size) + 1.0;
     if (!(cells <= std::ldexp(1.0, kMaxBits))) {
-      throw InvalidArgument("spatialhash: cell_size " + std::to_string(cell_size) +
+      throw InvalidArgument("spatialhash: cell_size " + detail::shortest(cell_size) +
                             " is too small for the extent of the points along " +
                             std::string(1, "xyz"[k]) + ": the curve holds at most 2^" +
                             std::to_string(kMaxBits) + " cells per axis");
@@ -75,7 +75,7 @@ std::vector<index_t> curve_order(PointsView<Dim, T> points, double cell_size, in
   std::vector<index_t> order(n);
   const auto signed_n = static_cast<std::int64_t>(n);
   const auto max_cell = static_cast<double>((std::uint64_t{1} << bits) - 1);
-#pragma omp parallel for schedule(static) num_threads(context.threads)
+#pragma omp parallel for schedule(static) num_threads(bounds.workers)
   for (std::int64_t i = 0; i < signed_n; ++i) {
     std::array<std::uint32_t, Dim> cell;
     for (int k = 0; k < Dim; ++k) {
@@ -89,7 +89,7 @@ std::vector<index_t> curve_order(PointsView<Dim, T> points, double cell_size, in
   }
   std::vector<std::uint64_t> scratch_keys;
   std::vector<std::uint32_t> scratch_values;
-  detail::radix_sort_pairs(keys, order, Dim * bits, context.threads, scratch_keys, scratch_values);
+  detail::radix_sort_pairs(keys, order, Dim * bits, bounds.workers, scratch_keys, scratch_values);
   return order;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "engine_base.hpp"
+#include "shortest.hpp"
 #include "sinks.hpp"
 #include "sort_rows.hpp"
 #include "spatialhash/index.hpp"
@@ -64,7 +65,13 @@ std::vector<double> checked_radii(std::span<const T> radii, std::size_t points) 
   for (std::size_t i = 0; i < result.size(); ++i) {
     if (!std::isfinite(result[i]) || !(result[i] > 0.0)) {
       throw InvalidArgument("spatialhash: radius " + std::to_string(i) +
-                            " must be finite and > 0, got " + std::to_string(result[i]));
+                            " must be finite and > 0, got " + shortest(result[i]));
+    }
+    // Two radii add up to an index radius (SizeRule::sum): half the Index's upper limit.
+    if (result[i] < kMinRadius || result[i] > kMaxRadius / 2) {
+      throw InvalidArgument("spatialhash: radius " + std::to_string(i) + " is " +
+                            shortest(result[i]) + ", outside the supported range [" +
+                            shortest(kMinRadius) + ", " + shortest(kMaxRadius / 2) + "]");
     }
   }
   return result;
@@ -422,10 +429,6 @@ void build_levels(SizedLevels<Dim, T>& s, const PointsView<Dim, T>& points,
     SizedLevel<Dim, T>& level = s.levels[l];
     level.coords = std::move(buffers[l]);
     const double radius = s.index_radius(level);
-    if (!std::isfinite(radius)) {
-      throw InvalidArgument("spatialhash: radius " + std::to_string(level.max_radius) +
-                            " is too large: the sum of two radii overflows double precision");
-    }
     // With several levels the grids below find every pair, in-level ones too; a single level
     // (equal radii, or levels off) is searched by its Index.
     if (used == 1) level.index.emplace(level.view(), radius, options.index);
@@ -446,7 +449,7 @@ SizedIndex<Dim, T>::SizedIndex(PointsView<Dim, T> points, std::span<const T> rad
                                SizedOptions options) {
   if (!std::isfinite(options.level_ratio) || !(options.level_ratio > 1.0)) {
     throw InvalidArgument("spatialhash: level_ratio must be finite and > 1, got " +
-                          std::to_string(options.level_ratio));
+                          detail::shortest(options.level_ratio));
   }
   if (rule != SizeRule::sum && rule != SizeRule::max) {
     throw InvalidArgument("spatialhash: unknown SizeRule");
@@ -460,7 +463,7 @@ SizedIndex<Dim, T>::SizedIndex(PointsView<Dim, T> points, std::span<const T> rad
   levels_ = std::make_unique<detail::SizedLevels<Dim, T>>();
   levels_->rule = rule;
   levels_->count = points.count;
-  levels_->threads = detail::resolve_threads(options.index.threads);
+  levels_->threads = detail::checked_threads(options.index.threads);
   detail::build_levels(*levels_, points, widened, options);
 }
 

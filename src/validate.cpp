@@ -2,9 +2,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine_base.hpp"
+#include "shortest.hpp"
 #include "threads.hpp"
 
 namespace spatialhash {
@@ -25,6 +27,28 @@ PointsView<Dim, T> interleaved(std::span<const T> coords) {
 }
 
 namespace detail {
+
+void check_radius(double radius, std::string_view what) {
+  if (!std::isfinite(radius) || !(radius > 0.0)) {
+    throw InvalidArgument("spatialhash: " + std::string(what) + " must be finite and > 0, got " +
+                          shortest(radius));
+  }
+  if (radius < kMinRadius || radius > kMaxRadius) {
+    throw InvalidArgument("spatialhash: " + std::string(what) + " " + shortest(radius) +
+                          " is outside the supported range [" + shortest(kMinRadius) + ", " +
+                          shortest(kMaxRadius) +
+                          "] (2^-500 to 2^500, where its square is a normal double)");
+  }
+}
+
+int checked_threads(int threads) {
+  if (threads > kMaxThreads) {
+    throw InvalidArgument("spatialhash: " + std::to_string(threads) +
+                          " threads requested, more than the limit of " +
+                          std::to_string(kMaxThreads) + " (0 means all cores)");
+  }
+  return resolve_threads(threads);
+}
 
 template <int Dim>
 GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
@@ -48,8 +72,8 @@ GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
     }
     const double cells = std::floor(extent * g.inv_cell) + 1.0;
     if (cells > static_cast<double>(kMaxCellsPerAxis)) {
-      throw InvalidArgument(std::string("spatialhash: radius ") + std::to_string(radius) +
-                            " is too small for the extent " + std::to_string(extent) +
+      throw InvalidArgument(std::string("spatialhash: radius ") + shortest(radius) +
+                            " is too small for the extent " + shortest(extent) +
                             " of the points along " + axis_name(k) +
                             ": the lattice would need more than 2^30 cells on that axis");
     }
@@ -58,21 +82,8 @@ GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
   return g;
 }
 
-namespace {
-
-/// The points' bounding box, after every check of make_context but the lattice's.
-template <int Dim>
-struct Bounds {
-  std::array<double, Dim> lower{}, upper{};
-  int workers = 1;
-};
-
 template <int Dim, class T>
-Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads) {
-  if (!std::isfinite(radius) || !(radius > 0.0)) {
-    throw InvalidArgument("spatialhash: radius must be finite and > 0, got " +
-                          std::to_string(radius));
-  }
+PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
   if (points.count > 0 && points.data == nullptr) {
     throw InvalidArgument("spatialhash: null point data with a non-zero count");
   }
@@ -86,7 +97,7 @@ Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads
   }
   // Bounding box in parallel; a non-finite value is located afterwards by a sequential scan so the
   // message names the first bad point.
-  const int workers = resolve_threads(threads);
+  const int workers = checked_threads(threads);
   std::array<double, Dim> lower{}, upper{};
   for (int k = 0; k < Dim; ++k) {
     lower[k] = std::numeric_limits<double>::infinity();
@@ -128,7 +139,7 @@ Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads
         const double x = points.coord(i, k);
         if (!std::isfinite(x)) {
           throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
-                                axis_name(k) + " coordinate (" + std::to_string(x) + ")");
+                                axis_name(k) + " coordinate (" + shortest(x) + ")");
         }
       }
     }
@@ -137,20 +148,20 @@ Bounds<Dim> checked_bounds(PointsView<Dim, T> points, double radius, int threads
   return {lower, upper, workers};
 }
 
-}  // namespace
-
 template <int Dim, class T>
 Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int threads) {
+  check_radius(radius, "radius");
   Context<Dim, T> context;
   context.points = points;
   context.radius = radius;
-  context.threads = checked_bounds(points, radius, threads).workers;
+  context.threads = point_bounds(points, threads).workers;
   return context;
 }
 
 template <int Dim, class T>
 Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads) {
-  const Bounds<Dim> bounds = checked_bounds(points, radius, threads);
+  check_radius(radius, "radius");
+  const PointBounds<Dim> bounds = point_bounds(points, threads);
   Context<Dim, T> context;
   context.points = points;
   context.radius = radius;
@@ -161,9 +172,10 @@ Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threa
 
 template struct GridGeometry<2>;
 template struct GridGeometry<3>;
-#define SPATIALHASH_INSTANTIATE(D, T)                                 \
-  template Context<D, T> make_context(PointsView<D, T>, double, int); \
-  template Context<D, T> make_point_context(PointsView<D, T>, double, int);
+#define SPATIALHASH_INSTANTIATE(D, T)                                       \
+  template Context<D, T> make_context(PointsView<D, T>, double, int);       \
+  template Context<D, T> make_point_context(PointsView<D, T>, double, int); \
+  template PointBounds<D> point_bounds(PointsView<D, T>, int);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

@@ -38,6 +38,59 @@ TEST_P(BadInput, BadRadius) {
   }
 }
 
+// Radii whose square is not a normal double: 1e300 would square to infinity (every pair a
+// neighbor), 1e-310 is itself subnormal (its reciprocal overflows).
+TEST_P(BadInput, RadiusOutsideTheSupportedRangeIsNamed) {
+  std::vector<double> xyz = {0, 0, 0, 1, 1, 1};
+  const auto make = [&](double r) {
+    return Index<3, double>(std::span<const double>(xyz), r, {.engine = GetParam()});
+  };
+  expect_error([&] { make(1e300); }, "radius 1e+300 is outside the supported range");
+  expect_error([&] { make(1e-310); }, "radius 1e-310 is outside the supported range");
+  expect_error([&] { make(std::nextafter(spatialhash::kMaxRadius, 1e308)); }, "supported range");
+  expect_error([&] { make(std::nextafter(spatialhash::kMinRadius, 0.0)); }, "supported range");
+  EXPECT_EQ(make(spatialhash::kMaxRadius).pairs().pairs.size(), 1u);
+  // At the smallest radius, points that far apart: one pair exactly at the radius.
+  const double m = spatialhash::kMinRadius;
+  std::vector<double> tiny = {0, 0, 0, m, 0, 0, 0, 0, 2 * m};
+  const Index<3, double> smallest(std::span<const double>(tiny), m, {.engine = GetParam()});
+  EXPECT_EQ(smallest.pairs().pairs.size(), 1u);
+  const spatialhash::PeriodicBox<3> box{{0, 0, 0}, {10, 10, 10}, {true, true, true}};
+  expect_error(
+      [&] { Index<3, double>(std::span<const double>(xyz), 1e-200, box, {.engine = GetParam()}); },
+      "radius 1e-200 is outside the supported range");
+  const Index<3, double> index = make(1.0);
+  expect_error([&] { index.pairs({.radius = 1e-300}); },
+               "query radius 1e-300 is outside the supported range");
+  expect_error([&] { index.ball({0, 0, 0}, 1e-160); }, "query radius 1e-160");
+}
+
+// Messages print numbers in their shortest exact form, not std::to_string's six decimals.
+TEST_P(BadInput, MessagesPrintSmallNumbersExactly) {
+  std::vector<double> xy = {0, 0, 1, 0};
+  expect_error(
+      [&] { Index<2, double>(std::span<const double>(xy), 1e-10, {.engine = GetParam()}); },
+      "radius 1e-10 is too small for the extent 1 of the points along x");
+  Index<2, double> index(std::span<const double>(xy), 1e-3, {.engine = GetParam()});
+  expect_error([&] { index.pairs({.radius = 0.0015}); },
+               "query radius 0.0015 exceeds the index radius 0.001");
+}
+
+TEST_P(BadInput, TooManyThreadsAreRefused) {
+  std::vector<double> xyz = {0, 0, 0, 1, 1, 1};
+  for (int threads : {spatialhash::kMaxThreads + 1, 100000, std::numeric_limits<int>::max()}) {
+    expect_error(
+        [&] {
+          Index<3, double>(std::span<const double>(xyz), 1.0,
+                           {.engine = GetParam(), .threads = threads});
+        },
+        std::to_string(threads) + " threads requested, more than the limit of 1024");
+  }
+  const spatialhash::Options at_limit{.engine = GetParam(), .threads = spatialhash::kMaxThreads};
+  const Index<3, double> index(std::span<const double>(xyz), 2.0, at_limit);
+  EXPECT_EQ(index.pairs().pairs.size(), 1u);
+}
+
 TEST_P(BadInput, LengthNotMultipleOfDimension) {
   std::vector<float> xyz = {0, 0, 0, 1, 1};
   expect_error([&] { Index<3, float>(std::span<const float>(xyz), 1.0, {.engine = GetParam()}); },
@@ -108,6 +161,41 @@ TEST(BadInputOptions, OutOfRangeOptionsAreNamed) {
                                       {.simd = static_cast<spatialhash::Simd>(9)});
       },
       "Options::simd holds 9, not a Simd value");
+}
+
+// The entry points besides Index that take a radius or a thread count check them alike.
+TEST(BadInputOptions, OtherEntryPointsCheckRadiusAndThreads) {
+  std::vector<double> xyz = {0, 0, 0, 1, 1, 1};
+  const spatialhash::PointsView<3, double> view(xyz.data(), 2);
+  expect_error([&] { spatialhash::morton_order(view, 1.0, 5000); }, "5000 threads requested");
+  expect_error([&] { spatialhash::PointSets<3, double>(1e200); }, "outside the supported range");
+  expect_error([&] { spatialhash::PointSets<3, double>(1.0, {.threads = 2000}); },
+               "2000 threads requested");
+  const std::vector<double> radii = {1.0, 1e-300};
+  expect_error(
+      [&] {
+        spatialhash::SizedIndex<3, double>(std::span<const double>(xyz),
+                                           std::span<const double>(radii),
+                                           spatialhash::SizeRule::max);
+      },
+      "radius 1 is 1e-300, outside the supported range");
+  const std::vector<double> ok = {1.0, 1.0};
+  expect_error(
+      [&] {
+        spatialhash::SizedIndex<3, double>(std::span<const double>(xyz),
+                                           std::span<const double>(ok), spatialhash::SizeRule::sum,
+                                           {.index = {.threads = 1025}});
+      },
+      "1025 threads requested");
+}
+
+// A periodic box too long for its radius is refused with a message that says why the extent is
+// the box's rather than the points'.
+TEST(BadInputOptions, PeriodicBoxTooLongForTheRadiusIsExplained) {
+  std::vector<double> xyz = {0, 0, 0, 0.5, 0.5, 0.5};
+  const spatialhash::PeriodicBox<3> box{{0, 0, 0}, {1e7, 1, 1}, {true, false, false}};
+  expect_error([&] { spatialhash::Index<3, double>(std::span<const double>(xyz), 1e-3, box); },
+               "images across the periodic faces");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // candidate "sure" unless the double rule agrees, and never drop one the double rule keeps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -78,6 +79,52 @@ TEST_P(Exactness, PointsOnCellBordersAtLargeOffsets) {
       run<2, double>(border_lattice<2>(r, base));
       run<3, float>(border_lattice<3>(r, base));
       run<3, double>(border_lattice<3>(r, base));
+    }
+  }
+}
+
+/// Uniform points in a cube of edge 8r scaled down to radius r (the scale tests below): about 8
+/// neighbors per point in 3D.
+template <int Dim>
+datasets::Dataset scaled_uniform(double r, std::uint64_t seed) {
+  datasets::Dataset d = datasets::uniform<Dim>(Dim == 2 ? 300 : 400, 8.0, 1.0, seed);
+  for (double& x : d.xyz) x *= r;
+  d.radius = r;
+  d.name = "scaled_uniform";
+  return d;
+}
+
+// Radii whose float square is subnormal or zero (1e-23 squares to 1e-46, below float's smallest
+// subnormal): the float band must then send every candidate near r to the double rule, not call
+// it a neighbor for sure. And the ends of the supported range, where r^2 is still a normal double.
+TEST_P(Exactness, TinyAndHugeRadii) {
+  for (double r : {1e-18, 1e-21, 1e-23, 1e-30, 1e-40, 4.0 * spatialhash::kMinRadius}) {
+    run<2, float>(scaled_uniform<2>(r, 5));
+    run<3, float>(scaled_uniform<3>(r, 6));
+    run<3, double>(scaled_uniform<3>(r, 7));
+    run<3, double>(near_radius_pairs<3, double>(r, 0.0, 8));
+    run<2, float>(near_radius_pairs<2, float>(r, 0.0, 9));
+  }
+  run<3, float>(scaled_uniform<3>(1e30, 10));
+  run<3, double>(scaled_uniform<3>(1e30, 10));
+  // Beyond float's range the harness's float queries cannot be formed: pairs and lists only.
+  for (double r : {1e150, spatialhash::kMaxRadius}) {
+    for (const datasets::Dataset& d :
+         {scaled_uniform<3>(r, 12), near_radius_pairs<3, double>(r, -3.0 * r, 13)}) {
+      SCOPED_TRACE(d.name + " r=" + std::to_string(r));
+      const spatialhash::Index<3, double> index(d.xyz, r, GetParam());
+      const auto want = oracle::pairs<3>(d.xyz, r);
+      std::vector<std::pair<std::size_t, std::size_t>> got;
+      for (const spatialhash::Pair& p : index.pairs().pairs) got.emplace_back(p.first, p.second);
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want);
+      const spatialhash::NeighborLists lists = index.neighbor_lists({.sorted = true});
+      const auto want_lists = oracle::lists<3>(d.xyz, r);
+      for (std::size_t i = 0; i < want_lists.size(); ++i) {
+        const std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
+                                           lists.indices.begin() + lists.offsets[i + 1]);
+        ASSERT_EQ(row, want_lists[i]) << "row " << i;
+      }
     }
   }
 }

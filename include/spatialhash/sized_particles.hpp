@@ -78,9 +78,10 @@ class SizedIndex {
                 "coordinates must be float or double");
 
  public:
-  /// Throws InvalidArgument for non-finite coordinates, a radius that is not finite and > 0
-  /// (naming the first bad index), a radii count different from the point count, or a
-  /// level_ratio that is not finite and > 1.
+  /// Throws InvalidArgument for non-finite coordinates, a radius that is not finite and > 0 or
+  /// lies outside [kMinRadius, kMaxRadius / 2] (naming the first bad index), a radii count
+  /// different from the point count, a level_ratio that is not finite and > 1, or more than
+  /// kMaxThreads threads.
   SizedIndex(PointsView<Dim, T> points, std::span<const T> radii, SizeRule rule,
              SizedOptions options = {});
   /// Same, for an interleaved x,y[,z] array whose length must be a multiple of Dim.

@@ -52,10 +52,20 @@ enum class Simd {
 /// Whether this build and processor run `level` (automatic and scalar: always).
 bool simd_available(Simd level);
 
+/// The radii accepted, index and query radii alike: inside [kMinRadius, kMaxRadius] the square of
+/// a radius and the rounding bands of the float tests are normal, finite doubles, so the rule
+/// d^2 <= r^2 means what it says (a radius of 1e300 would square to infinity and make every pair
+/// a neighbor). Coordinates may still be any finite doubles.
+inline constexpr double kMinRadius = 0x1p-500;  // about 3.1e-151
+inline constexpr double kMaxRadius = 0x1p+500;  // about 3.3e+150
+/// The most worker threads Options::threads may ask for (OpenMP fails to start far more).
+inline constexpr int kMaxThreads = 1024;
+
 /// Construction options of an Index.
 struct Options {
   Engine engine = Engine::automatic;
-  /// Worker threads for building and for array-producing queries; 0 means all cores.
+  /// Worker threads for building and for array-producing queries; 0 means all cores; at most
+  /// kMaxThreads.
   int threads = 0;
   /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
   /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default (1). Cells of

@@ -1,10 +1,10 @@
 // Wrapping into a periodic box, and the checks a box must pass for a given radius.
 #include "spatialhash/box.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <string>
 
+#include "../shortest.hpp"
 #include "periodic_engine.hpp"
 
 namespace spatialhash {
@@ -36,13 +36,6 @@ namespace detail {
 
 namespace {
 
-/// Shortest decimal form that reads back as the same double ("0.6", "1", "1e+300").
-std::string shortest(double value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
-
 std::string axis_label(int k) {
   return "axis " + std::to_string(k) + " (" + (k == 0 ? "x" : (k == 1 ? "y" : "z")) + ")";
 }
@@ -69,7 +62,9 @@ void check_periodic_box(const PeriodicBox<Dim>& box, double radius) {
     if (!(radius * (1.0 + 1e-12) < edge / 2)) {
       throw InvalidArgument("spatialhash: radius " + shortest(radius) +
                             " is not below half the box edge " + shortest(edge) + " on " +
-                            axis_label(k) + " (minimum image would be ambiguous)");
+                            axis_label(k) +
+                            " with a relative margin of 1e-12 (radius * (1 + 1e-12) < edge / 2; "
+                            "minimum image would be ambiguous)");
     }
   }
 }

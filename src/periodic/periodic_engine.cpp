@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -149,8 +150,17 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
  private:
   static Context<Dim, double> inner_context(const PeriodicImages<Dim>& images,
                                             const Context<Dim, T>& outer) {
-    Context<Dim, double> context = make_context(
-        PointsView<Dim, double>(images.coords.data(), images.size()), outer.radius, outer.threads);
+    // The lattice spans the box (the images of points near a periodic face lie an edge away):
+    // a box too large for the radius is reported as such.
+    Context<Dim, double> context;
+    try {
+      context = make_context(PointsView<Dim, double>(images.coords.data(), images.size()),
+                             outer.radius, outer.threads);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string(e.what()) +
+                            " (in a periodic box, the points include their images across the "
+                            "periodic faces, so the extent can be the box's)");
+    }
     context.cell_subdivision = outer.cell_subdivision;
     context.simd = outer.simd;
     return context;
