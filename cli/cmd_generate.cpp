@@ -3,7 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
+#include <string>
+#include <type_traits>
 
 #include "command_run.hpp"
 #include "npy_writer.hpp"
@@ -111,6 +114,39 @@ void generate(const GenerateOptions& o, OutputFile& out, PointFormat format, std
   writer.finish();
 }
 
+/// Whether double `x` converts to a finite T. Doubles from 2^128 - 2^103 (halfway between the
+/// largest float and 2^128) up round to float infinity.
+template <class T>
+bool finite_as(double x) {
+  if constexpr (std::is_same_v<T, float>) return std::isfinite(x) && std::fabs(x) < 0x1.ffffffp+127;
+  return std::isfinite(x);
+}
+
+/// Refuses, before anything is written, a lattice whose coordinates would not be finite in T.
+/// generate() computes cell * spacing + u with u drawn by uniform_real_distribution(-J, J) as
+/// 2J * c - J (c in [0, 1)); every step rounds monotonically, so each coordinate lies in
+/// [-J, (K - 1) * spacing + J] evaluated in double, provided 2J is finite.
+template <class T>
+void check_finite(const GenerateOptions& o) {
+  const std::string limit = std::string("finite in ") +
+                            (std::is_same_v<T, float> ? "float" : "double") + " (largest " +
+                            shortest(static_cast<double>(std::numeric_limits<T>::max())) + ")";
+  const std::string hint =
+      std::is_same_v<T, float> ? "; use --precision double or a smaller " : "; use a smaller ";
+  if (!std::isfinite(2.0 * o.jitter) || !finite_as<T>(o.jitter)) {
+    throw UsageError("--jitter " + shortest(o.jitter) + " would give coordinates that are not " +
+                     limit + hint + "--jitter");
+  }
+  const double bound = (o.lattice - 1) * o.spacing + o.jitter;
+  if (!finite_as<T>(bound)) {
+    throw UsageError("--spacing " + shortest(o.spacing) + " with --lattice " +
+                     std::to_string(o.lattice) + " and --jitter " + shortest(o.jitter) +
+                     " would give coordinates up to " +
+                     (std::isfinite(bound) ? shortest(bound) : "infinity") + ", which is not " +
+                     limit + hint + "--spacing");
+  }
+}
+
 }  // namespace
 
 void run_generate(const GenerateOptions& o) {
@@ -128,8 +164,14 @@ void run_generate(const GenerateOptions& o) {
     throw UsageError("--lattice " + std::to_string(o.lattice) + " gives " + shortest(count) +
                      " points, more than spatialhash can index (2^32 - 2)");
   }
+  if (o.precision == Precision::single) {
+    check_finite<float>(o);
+  } else {
+    check_finite<double>(o);
+  }
   const PointFormat format = point_format(o.output);
-  OutputFile out(o.output);
+  // The .npy header goes through write_at(), so that output must be seekable.
+  OutputFile out(o.output, format == PointFormat::npy);
   const auto n = static_cast<std::uint64_t>(count);
   if (o.precision == Precision::single) {
     generate<float>(o, out, format, n);

@@ -1,4 +1,8 @@
 // `spatialhash query`: ball queries at positions given with --at or read from a file.
+#include <sys/stat.h>
+
+#include <string>
+
 #include "command_run.hpp"
 #include "parse_number.hpp"
 #include "read_points.hpp"
@@ -32,6 +36,14 @@ std::vector<double> parse_position(const std::string& text) {
   return values;
 }
 
+/// Whether two paths name the same existing FIFO, socket or device: a stream that a second
+/// reader would find already consumed.
+bool same_stream(const std::string& a, const std::string& b) {
+  if (!same_file(a, b)) return false;
+  struct stat info {};
+  return ::stat(a.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode);
+}
+
 }  // namespace
 
 void run_query(const QueryOptions& options) {
@@ -41,6 +53,15 @@ void run_query(const QueryOptions& options) {
   }
   std::vector<std::vector<double>> at;
   for (const std::string& text : options.at) at.push_back(parse_position(text));
+  if (options.queries == "-" && options.search.input.path == "-") {
+    throw UsageError(
+        "FILE and --queries are both - (standard input), which can be read only once;"
+        " give one of them as a file");
+  }
+  if (same_stream(options.queries, options.search.input.path)) {
+    throw UsageError("FILE and --queries are the same pipe or device '" + options.queries +
+                     "', which can be read only once; give one of them as a file");
+  }
   if (same_file(options.queries, options.search.output)) {
     throw UsageError("-o '" + options.search.output +
                      "' is the --queries file; choose another name");
@@ -52,12 +73,28 @@ void run_query(const QueryOptions& options) {
   std::vector<double> positions;
   if (!options.queries.empty()) {
     run.phase("read queries");
+    // The query file's dimension is inferred from the file itself (dim 0), never forced to the
+    // points': forcing it would silently drop a z column from 3-D queries against 2-D points.
     InputSpec spec;
     spec.path = options.queries;
-    spec.dim = points.dim;
     spec.precision = Precision::dual;
-    PointSet queries = read_points(spec, run.progress());
+    PointSet queries;
+    try {
+      queries = read_points(spec, run.progress());
+    } catch (const UsageError& e) {
+      // Such as an ambiguous column count; the reader's hint names the points file's options.
+      throw UsageError(std::string("--queries: ") + e.what() +
+                       " (--columns and --dim apply to FILE only; the query file needs x,y[,z] "
+                       "header names or exactly " +
+                       std::to_string(points.dim) + " columns)");
+    }
     for (const std::string& text : queries.notes) run.note(text);
+    if (queries.dim != points.dim) {
+      throw InputError("--queries '" + options.queries + "' holds " + std::to_string(queries.dim) +
+                       "-D positions, but the points of '" + options.search.input.path + "' are " +
+                       std::to_string(points.dim) +
+                       "-D; query positions need the points' dimension");
+    }
     positions = std::get<std::vector<double>>(std::move(queries.coords));
   } else {
     for (const auto& p : at) {

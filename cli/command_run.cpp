@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "read_points.hpp"
 #include "text_format.hpp"
@@ -44,6 +45,13 @@ CommandRun::CommandRun(std::string command, const SearchOptions& options, bool o
       started_(Clock::now()) {
   engine_ = engine_from_name(options.engine);
   if (options.threads < 0) throw UsageError("--threads must be >= 0 (0 means all cores)");
+  // Checked here, before any work: far more threads than cores make OpenMP fail to start them
+  // (or crash) midway; the library would refuse them only at index construction.
+  if (options.threads > kMaxThreads) {
+    throw UsageError("--threads " + std::to_string(options.threads) +
+                     " is more than the limit of " + std::to_string(kMaxThreads) +
+                     " (0 means all cores)");
+  }
   if (text_output) {
     const std::string& path = options.output;
     const bool txt = path.size() > 4 && path.compare(path.size() - 4, 4, ".txt") == 0;
@@ -56,7 +64,9 @@ CommandRun::CommandRun(std::string command, const SearchOptions& options, bool o
   if (same_file(options.input.path, options.output)) {
     throw UsageError("-o '" + options.output + "' is the input file; choose another output name");
   }
-  output_.emplace(options.output);
+  // .npy and .npz headers are patched after the data, so their destination must be seekable.
+  const OutputFormat format = text_output ? OutputFormat::csv : writer_setup(0).format;
+  output_.emplace(options.output, format == OutputFormat::npy || format == OutputFormat::npz);
 }
 
 WriterSetup CommandRun::writer_setup(std::size_t point_count, std::string row_label) const {

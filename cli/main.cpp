@@ -59,7 +59,9 @@ void add_search_options(CLI::App* app, SearchOptions& o, Parsed& raw, bool radiu
   app->add_option("--engine", o.engine,
                   "search engine: auto (default) or a name such as "
                   "cell_list, hashed_grid, brute_force");
-  app->add_option("--threads", o.threads, "worker threads (default 0: all cores)");
+  app->add_option("--threads", o.threads,
+                  "worker threads, at most " + std::to_string(spatialhash::kMaxThreads) +
+                      " (default 0: all cores)");
   app->add_option("--precision", raw.precision,
                   "coordinates as float or double (default auto: as stored; double for text)")
       ->check(CLI::IsMember({"auto", "float", "double"}));
@@ -159,7 +161,8 @@ int main(int argc, char** argv) {
   auto* at = query->add_option("--at", p.query.at, "a query position x,y[,z] (repeatable)")
                  ->allow_extra_args(false);
   auto* queries = query->add_option("--queries", p.query.queries,
-                                    "a file of query positions (any input format)");
+                                    "a file of query positions (any input format), of the "
+                                    "points' dimension");
   at->excludes(queries);
   query->footer(std::string("\nExamples:\n"
                             "  spatialhash query points.npy -r 2 --at 50,50,50\n"

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "errors.hpp"
@@ -26,6 +27,49 @@ std::string directory_of(const std::string& path) {
 std::string base_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// The contents of symbolic link `path`; empty if it cannot be read.
+std::string read_link(const std::string& path) {
+  std::vector<char> buffer(256);
+  while (true) {
+    const ssize_t n = ::readlink(path.c_str(), buffer.data(), buffer.size());
+    if (n < 0) return "";
+    if (static_cast<std::size_t>(n) < buffer.size()) return std::string(buffer.data(), n);
+    buffer.resize(buffer.size() * 2);
+  }
+}
+
+/// The file `path` finally names through symbolic links, so that the temporary is renamed onto
+/// it and the links stay; `path` itself when it is no link. A dangling link leads to the missing
+/// file at the end of its chain, which the rename creates (as a shell's `>` would).
+std::string final_target(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return path;
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    std::string target(real);
+    std::free(real);
+    return target;
+  }
+  std::string current = path;
+  for (int hop = 0; hop < 40; ++hop) {  // 40: Linux's own limit on links in one lookup
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return current;
+    const std::string link = read_link(current);
+    if (link.empty()) return current;
+    current = link.front() == '/' ? link : directory_of(current) + "/" + link;
+  }
+  throw OutputError("cannot write '" + path + "': " + std::strerror(ELOOP));
+}
+
+std::string temp_directory() {
+  const char* dir = std::getenv("TMPDIR");
+  return dir != nullptr && *dir != '\0' ? dir : "/tmp";
+}
+
+UsageError not_seekable(const std::string& path) {
+  return UsageError("-o '" + path +
+                    "' is a pipe or terminal, which cannot go back to complete the header of a "
+                    ".npy or .npz output; write it to a regular file (or .csv/.tsv to a pipe)");
 }
 
 /// Opens a new file "<directory>/.<base>.<tag>-<pid>-<k>" exclusively; returns fd and path.
@@ -58,18 +102,35 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& na
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path) : path_(path), buffer_(kBuffer) {
+OutputFile::OutputFile(const std::string& path, bool seekable) : name_(path), buffer_(kBuffer) {
   if (path.empty() || path == "-") {
     name_ = "<stdout>";
     fd_ = 1;
     return;
   }
-  name_ = path;
   struct stat info {};
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+  const bool exists = ::stat(path.c_str(), &info) == 0;  // follows links
+  if (exists && S_ISDIR(info.st_mode)) {
     throw OutputError("cannot write '" + path + "': it is a directory");
   }
-  auto [fd, temp] = create_unique(directory_of(path), base_of(path), "tmp", path);
+  if (exists && !S_ISREG(info.st_mode)) {
+    // A FIFO or device: renaming a file over it would replace it (and a FIFO's reader would get
+    // nothing), so it is written in place; a failed run cannot take back what it wrote there.
+    // Checked before open(), which waits for a FIFO's reader.
+    if (seekable && (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode))) throw not_seekable(path);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw OutputError("cannot write '" + path + "': " + std::strerror(errno));
+    if (seekable && ::lseek(fd, 0, SEEK_CUR) < 0) {
+      ::close(fd);
+      throw not_seekable(path);
+    }
+    fd_ = fd;
+    directory_ = temp_directory();
+    return;
+  }
+  target_ = final_target(path);
+  directory_ = directory_of(target_);
+  auto [fd, temp] = create_unique(directory_, base_of(target_), "tmp", path);
   fd_ = fd;
   temp_ = temp;
 }
@@ -77,10 +138,6 @@ OutputFile::OutputFile(const std::string& path) : path_(path), buffer_(kBuffer) 
 OutputFile::~OutputFile() {
   if (fd_ > 1) ::close(fd_);
   if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
-}
-
-std::string OutputFile::directory() const {
-  return directory_of(path_);
 }
 
 void OutputFile::flush() {
@@ -130,7 +187,7 @@ void OutputFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw OutputError("cannot write '" + name_ + "': " + std::strerror(errno));
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+  if (!temp_.empty() && ::rename(temp_.c_str(), target_.c_str()) != 0) {
     throw OutputError("cannot create '" + name_ + "': " + std::strerror(errno));
   }
   committed_ = true;

@@ -1,7 +1,8 @@
 // OutputFile: where a command's result goes. A file is written under a temporary name beside the
 // target and renamed over it only by commit(), so a failed or interrupted run never leaves a file
-// that looks complete. SpillFile: scratch space for a second array that streams alongside the
-// first.
+// that looks complete. A symbolic link is written through (the temporary goes beside its final
+// target, and the link stays); a FIFO or device is written directly, since renaming over it would
+// replace it. SpillFile: scratch space for a second array that streams alongside the first.
 #pragma once
 
 #include <cstdint>
@@ -11,12 +12,15 @@
 
 namespace spatialhash::cli {
 
-/// A buffered output: a file (through a temporary) or standard output ("-" or empty path).
-/// Every failure throws OutputError naming the file and the reason.
+/// A buffered output: a file (through a temporary), a FIFO or device (directly), or standard
+/// output ("-" or empty path). Every failure throws OutputError naming the file and the reason.
 class OutputFile {
  public:
-  /// Creates the temporary file now, so an unwritable destination fails before any work.
-  explicit OutputFile(const std::string& path);
+  /// Creates the temporary file (or opens the FIFO or device, which waits for a FIFO's reader)
+  /// now, so an unwritable destination fails before any work. `seekable`: the caller will use
+  /// write_at(), so a destination that cannot seek (a FIFO, a terminal) is refused with a
+  /// UsageError.
+  explicit OutputFile(const std::string& path, bool seekable = false);
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   /// Removes the temporary file unless commit() succeeded.
@@ -25,8 +29,9 @@ class OutputFile {
   /// The target path, or "<stdout>".
   const std::string& name() const { return name_; }
   bool is_stdout() const { return fd_ == 1; }
-  /// The directory the target lives in (for spill files).
-  std::string directory() const;
+  /// A directory for spill files: the target's (a link's final target's), or the temporary
+  /// directory for a FIFO or device.
+  const std::string& directory() const { return directory_; }
 
   void write(const void* data, std::size_t size);
   void write(std::string_view text) { write(text.data(), text.size()); }
@@ -40,9 +45,10 @@ class OutputFile {
  private:
   void flush();
 
-  std::string path_;
-  std::string name_;
-  std::string temp_;
+  std::string target_;     ///< where the temporary is renamed to: path, or a link's final target
+  std::string name_;       ///< the path as given, for messages
+  std::string directory_;  ///< see directory()
+  std::string temp_;       ///< empty when writing directly (standard output, FIFO, device)
   int fd_ = -1;
   std::vector<char> buffer_;
   std::size_t used_ = 0;

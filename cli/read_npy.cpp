@@ -36,11 +36,26 @@ U load(const char* p, bool big) {
   return value;
 }
 
+/// The truncation error for an array whose data ends after `held` of its values.
+InputError truncated(const std::string& file, const NpyHeader& header, std::uint64_t held) {
+  const std::uint64_t rows = header.shape[0], columns = header.shape[1];
+  const std::string shape = " (shape " + shape_text(header.shape) + ")";
+  if (!header.fortran_order) {
+    return InputError("'" + file + "' is truncated: its data ends after " +
+                      std::to_string(held / columns) + " of the " + std::to_string(rows) +
+                      " rows its header announces" + shape);
+  }
+  return InputError("'" + file + "' is truncated: its data (Fortran order, one column after " +
+                    "another) ends in column " + std::to_string(held / rows + 1) + " after " +
+                    std::to_string(held % rows) + " of the " + std::to_string(rows) +
+                    " rows its header announces" + shape);
+}
+
 /// Reads runs of stored values as doubles, in chunks.
 class ArrayReader {
  public:
-  ArrayReader(BlockReader& reader, Stored stored, std::uint64_t total)
-      : reader_(reader), stored_(stored), total_(total) {}
+  ArrayReader(BlockReader& reader, Stored stored, const NpyHeader& header)
+      : reader_(reader), stored_(stored), header_(header) {}
 
   /// Reads the next `count` stored values, handing (i, value) to `put` for i = 0 .. count-1.
   template <class Put>
@@ -50,11 +65,7 @@ class ArrayReader {
     for (std::uint64_t done = 0; done < count;) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count - done, kChunkValues));
       const std::size_t got = reader_.read(chunk_.data(), n * width);
-      if (got < n * width) {
-        throw InputError("'" + reader_.name() + "' is truncated: it holds " +
-                         std::to_string(position_ + got / width) + " of the " +
-                         std::to_string(total_) + " values its header announces");
-      }
+      if (got < n * width) throw truncated(reader_.name(), header_, position_ + got / width);
       for (std::size_t i = 0; i < n; ++i) {
         put(done + i, stored_.single ? load<float>(chunk_.data() + i * 4, stored_.big)
                                      : load<double>(chunk_.data() + i * 8, stored_.big));
@@ -67,9 +78,43 @@ class ArrayReader {
  private:
   BlockReader& reader_;
   Stored stored_;
-  std::uint64_t total_;
+  const NpyHeader& header_;
   std::uint64_t position_ = 0;
   std::vector<char> chunk_;
+};
+
+/// The coordinate array being filled. When the input size is known, read_npy() has checked that
+/// the data is all there and the array is allocated whole; otherwise (a pipe) the header's row
+/// count is only a claim, so the array starts small and grows as rows arrive.
+template <class T>
+class Coordinates {
+ public:
+  Coordinates(std::uint64_t rows, int dim, bool size_known)
+      : rows_(rows), dim_(static_cast<std::size_t>(dim)) {
+    resize(size_known ? rows : std::min(rows, kUnknownSizeRows));
+  }
+
+  /// The storage of coordinate `k` of `row`, growing the array if needed. Rows arrive in order
+  /// (C order, or the first column of Fortran order), so doubling keeps the copies amortized.
+  T& at(std::uint64_t row, int k) {
+    if (row >= allocated_) resize(std::min(rows_, std::max(2 * allocated_, row + 1)));
+    return values_[static_cast<std::size_t>(row) * dim_ + static_cast<std::size_t>(k)];
+  }
+
+  std::vector<T> take() { return std::move(values_); }
+
+ private:
+  static constexpr std::uint64_t kUnknownSizeRows = std::uint64_t{1} << 12;
+
+  void resize(std::uint64_t rows) {
+    values_.resize(static_cast<std::size_t>(rows) * dim_);
+    allocated_ = rows;
+  }
+
+  std::uint64_t rows_;
+  std::size_t dim_;
+  std::uint64_t allocated_ = 0;
+  std::vector<T> values_;
 };
 
 /// `value` as T, or an InputError naming the row and axis when it is not finite in T.
@@ -90,24 +135,24 @@ T checked(double value, const std::string& file, std::uint64_t row, int axis) {
 template <class T>
 std::vector<T> read_data(BlockReader& reader, Stored stored, const NpyHeader& header, int dim) {
   const std::uint64_t rows = header.shape[0], columns = header.shape[1];
-  std::vector<T> coords(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dim));
-  ArrayReader array(reader, stored, rows * columns);
+  Coordinates<T> coords(rows, dim, reader.size() > 0);
+  ArrayReader array(reader, stored, header);
   const std::string& file = reader.name();
   if (!header.fortran_order) {
     array.read(rows * columns, [&](std::uint64_t i, double value) {
       const std::uint64_t row = i / columns;
       const int column = static_cast<int>(i % columns);
-      if (column < dim) coords[row * dim + column] = checked<T>(value, file, row, column);
+      if (column < dim) coords.at(row, column) = checked<T>(value, file, row, column);
     });
   } else {
     // Column k is stored whole before column k + 1; columns past `dim` are never read.
     for (int k = 0; k < dim; ++k) {
       array.read(rows, [&](std::uint64_t row, double value) {
-        coords[row * dim + k] = checked<T>(value, file, row, k);
+        coords.at(row, k) = checked<T>(value, file, row, k);
       });
     }
   }
-  return coords;
+  return coords.take();
 }
 
 }  // namespace

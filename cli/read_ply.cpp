@@ -88,13 +88,7 @@ class BodyReader {
       return;
     }
     if (const auto size = element.fixed_size()) {
-      std::uint64_t left = element.count * *size;
-      while (left > 0) {
-        const std::size_t step = static_cast<std::size_t>(std::min<std::uint64_t>(left, kChunk));
-        if (!reader_.request(step)) truncated(element, (element.count * *size - left) / *size);
-        reader_.consume(step);
-        left -= step;
-      }
+      skip_fixed(element, *size);
       return;
     }
     for (std::uint64_t i = 0; i < element.count; ++i) walk_record(element, i, nullptr);
@@ -149,14 +143,37 @@ class BodyReader {
  private:
   static constexpr std::size_t kChunk = std::size_t{1} << 20;
 
+  /// Records reserved up front when the input size is unknown (a pipe): the header's count is
+  /// only a claim, so the vector grows as records arrive beyond this.
+  static constexpr std::uint64_t kUnknownSizeRecords = std::uint64_t{1} << 12;
+
+  /// Skips `element.count` binary records of `size` bytes each.
+  void skip_fixed(const Element& element, std::size_t size) {
+    // count * size may overflow (a hostile count): saturate. No input holds 2^64 bytes, so the
+    // skip then ends with a truncation error naming the records present.
+    std::uint64_t total = 0;
+    if (__builtin_mul_overflow(element.count, std::uint64_t{size}, &total)) {
+      total = std::numeric_limits<std::uint64_t>::max();
+    }
+    for (std::uint64_t skipped = 0; skipped < total;) {
+      const std::size_t step =
+          static_cast<std::size_t>(std::min<std::uint64_t>(total - skipped, kChunk));
+      if (!reader_.request(step)) truncated(element, (skipped + reader_.available().size()) / size);
+      reader_.consume(step);
+      skipped += step;
+    }
+  }
+
   std::size_t reservation(const Element& element) const {
-    std::uint64_t count = element.count;
+    std::uint64_t count = std::min(element.count, kUnknownSizeRecords);
     if (reader_.size() > 0) {
-      // Never reserve for more records than the rest of the file can hold.
+      // Never reserve for more records than the rest of the file can hold (an ascii record
+      // takes at least one character and a separator per property).
       const std::uint64_t left = reader_.size() - std::min(reader_.size(), reader_.offset());
-      const std::size_t min_record =
-          header_.encoding == Encoding::ascii ? 2 : element.fixed_size().value_or(1);
-      count = std::min(count, left / std::max<std::size_t>(min_record, 1));
+      const std::size_t min_record = header_.encoding == Encoding::ascii
+                                         ? 2 * element.properties.size()
+                                         : element.fixed_size().value_or(1);
+      count = std::min(element.count, left / std::max<std::size_t>(min_record, 1));
     }
     return static_cast<std::size_t>(std::min<std::uint64_t>(count, std::uint64_t{1} << 32)) *
            fields_.size();
@@ -277,6 +294,25 @@ class BodyReader {
   std::vector<int> fields_;
 };
 
+constexpr int kAbsent = -1;    ///< no property of that name
+constexpr int kUnusable = -2;  ///< a property of that name that is not a float or double scalar
+
+/// The index of the float or double scalar property `name` of `element`, else kAbsent or
+/// kUnusable.
+int find_coordinate(const Element& element, std::string_view name) {
+  int found = kAbsent;
+  for (std::size_t p = 0; p < element.properties.size(); ++p) {
+    const Property& property = element.properties[p];
+    if (property.name != name) continue;
+    if (!property.is_list &&
+        (property.type == PlyType::float32 || property.type == PlyType::float64)) {
+      return static_cast<int>(p);
+    }
+    found = kUnusable;
+  }
+  return found;
+}
+
 template <class T>
 std::vector<T> read_body(BlockReader& reader, const Header& header, std::size_t vertex_element,
                          const std::vector<int>& fields) {
@@ -311,23 +347,18 @@ PointSet read_ply(BlockReader& reader, const InputSpec& spec) {
     throw InputError("'" + reader.name() + "' declares " + std::to_string(element.count) +
                      " vertices, more than spatialhash can index (2^32 - 2)");
   }
-  const auto find = [&](std::string_view name) {
-    for (std::size_t p = 0; p < element.properties.size(); ++p) {
-      const Property& property = element.properties[p];
-      if (property.name == name && !property.is_list &&
-          (property.type == PlyType::float32 || property.type == PlyType::float64)) {
-        return static_cast<int>(p);
-      }
-    }
-    return -1;
-  };
-  const int x = find("x"), y = find("y"), z = find("z");
-  const int dim = spec.dim != 0 ? spec.dim : (z >= 0 ? 3 : 2);
+  const int x = find_coordinate(element, "x"), y = find_coordinate(element, "y");
+  const int z = find_coordinate(element, "z");
+  // A z that exists but cannot be read (an int, a list) is refused, not dropped: reading such a
+  // file as 2-D would silently lose a dimension. --dim 2 asks for x and y only.
+  const int dim = spec.dim != 0 ? spec.dim : (z == kAbsent ? 2 : 3);
   if (x < 0 || y < 0 || (dim == 3 && z < 0)) {
+    const bool only_z = x >= 0 && y >= 0 && spec.dim == 0;
     throw InputError(
         "unsupported PLY file '" + reader.name() + "': spatialhash needs vertex " +
         "properties x, y" + (dim == 3 ? ", z" : "") +
-        " of type float or double; its vertex properties are: " + element.property_list());
+        " of type float or double; its vertex properties are: " + element.property_list() +
+        (only_z ? " (pass --dim 2 to read x and y only)" : ""));
   }
   std::vector<int> fields = {x, y};
   if (dim == 3) fields.push_back(z);

@@ -132,6 +132,17 @@ std::vector<int> choose_columns(const InputSpec& spec, const std::string& file,
   return fields;
 }
 
+/// Without --columns or --dim the coordinates follow from the shape of the table, so every row
+/// must have as many fields as its first line (`line`: the header row, or else the first data
+/// row); with them, fields after the coordinates are ignored.
+void require_equal_rows(TextLayout& layout, const InputSpec& spec, bool header,
+                        std::size_t field_count, std::uint64_t line) {
+  if (!spec.columns.empty() || spec.dim != 0) return;
+  layout.exact_fields = field_count;
+  layout.exact_source = std::string(header ? "the header row" : "the first data line") + " (line " +
+                        std::to_string(line) + ")";
+}
+
 template <class T>
 std::vector<T> parse_body(BlockReader& reader, const TextLayout& layout, std::string_view first,
                           bool has_first) {
@@ -155,8 +166,10 @@ PointSet read_text(BlockReader& reader, const InputSpec& spec, char delimiter) {
   };
   // The first significant line may be a header; the delimiter is then detected on the first
   // data row (header names may contain blanks), and both must have the same number of fields.
+  skip_utf8_bom(reader);  // else "\xEF\xBB\xBF0" would make the first row look like a header
   std::string first, data;
   const bool found = next_data_line(first);
+  const std::uint64_t first_line = reader.line_number();
   const char guess = delimiter != 0 ? delimiter : detect_delimiter(first);
   const bool header = found && (spec.header == HeaderMode::present ||
                                 (spec.header == HeaderMode::automatic &&
@@ -191,8 +204,9 @@ PointSet read_text(BlockReader& reader, const InputSpec& spec, char delimiter) {
                      "' holds no data rows, so the dimension is unknown (pass --dim 2|3)");
   }
   if (found) {
-    layout.fields =
-        choose_columns(spec, reader.name(), names, has_data ? data_fields : names.size());
+    const std::size_t field_count = has_data ? data_fields : names.size();
+    layout.fields = choose_columns(spec, reader.name(), names, field_count);
+    require_equal_rows(layout, spec, header, field_count, first_line);
   } else {
     const int dim = spec.dim != 0 ? spec.dim : static_cast<int>(spec.columns.size());
     for (int k = 0; k < dim; ++k) layout.fields.push_back(k);

@@ -22,6 +22,15 @@ long long atom_count(std::string_view line) {
   return count;
 }
 
+/// The first line of the input without its line end ("\n" or "\r\n"), read ahead (not consumed).
+std::string_view first_line(BlockReader& reader) {
+  reader.request(4096);
+  std::string_view line = reader.available();
+  line = line.substr(0, std::min(line.find('\n'), line.size()));
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
 template <class T>
 std::vector<T> parse_frame(BlockReader& reader, const TextLayout& layout) {
   std::vector<T> coords;
@@ -36,9 +45,8 @@ std::vector<T> parse_frame(BlockReader& reader, const TextLayout& layout) {
 }  // namespace
 
 PointSet read_xyz(BlockReader& reader, const InputSpec& spec) {
-  reader.request(4096);
-  const std::string_view head = reader.available();
-  const long long count = atom_count(head.substr(0, std::min(head.find('\n'), head.size())));
+  skip_utf8_bom(reader);
+  const long long count = atom_count(first_line(reader));
   if (count < 0) {
     PointSet points = read_text(reader, spec, ' ');
     points.description += " [XYZ read as plain columns: no atom count on line 1]";

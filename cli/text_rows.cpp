@@ -37,9 +37,20 @@ bool FieldCursor::next(std::string_view& field, std::size_t& column) {
       return false;
     }
     const std::size_t start = pos_;
+    column = start;
+    if (line_[start] == '"') {
+      // A quoted field ends at a quote followed by a blank or the end of the line; anything
+      // else (no closing quote, text after it) is an ordinary run of non-blanks.
+      const std::size_t close = line_.find('"', start + 1);
+      if (close != std::string_view::npos &&
+          (close + 1 == line_.size() || is_blank(line_[close + 1]))) {
+        field = line_.substr(start + 1, close - start - 1);
+        pos_ = close + 1;
+        return true;
+      }
+    }
     while (pos_ < line_.size() && !is_blank(line_[pos_])) ++pos_;
     field = line_.substr(start, pos_ - start);
-    column = start;
     return true;
   }
   const std::size_t start = pos_;
@@ -73,52 +84,118 @@ bool is_blank_or_comment(std::string_view line) {
   return true;
 }
 
+void skip_utf8_bom(BlockReader& reader) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (reader.request(kBom.size()) && reader.available().substr(0, kBom.size()) == kBom) {
+    reader.consume(kBom.size());
+  }
+}
+
+namespace {
+
+/// The coordinate fields of a layout in file order, so a row is parsed in one pass over its fields
+/// whatever the column numbers (no table indexed by column: --columns 999999999 costs nothing).
+struct FieldOrder {
+  std::array<int, kMaxDim> field{};               ///< 0-based field numbers, ascending
+  std::array<std::size_t, kMaxDim> coordinate{};  ///< which coordinate each one holds
+  std::size_t size = 0;
+
+  /// `fields`: a layout's coordinate fields (2 or 3 of them, all different).
+  explicit FieldOrder(const std::vector<int>& fields)
+      : size(std::min<std::size_t>(fields.size(), kMaxDim)) {
+    for (std::size_t i = 0; i < size; ++i) {
+      field[i] = fields[i];
+      coordinate[i] = i;
+    }
+    for (std::size_t i = 1; i < size; ++i) {  // insertion sort by field
+      for (std::size_t j = i; j > 0 && field[j - 1] > field[j]; --j) {
+        std::swap(field[j - 1], field[j]);
+        std::swap(coordinate[j - 1], coordinate[j]);
+      }
+    }
+  }
+};
+
+/// Parses the coordinates of rows into `out`, checking each row's field count if asked.
+template <class T>
+class RowParser {
+ public:
+  RowParser(BlockReader& reader, const TextLayout& layout)
+      : reader_(reader), layout_(layout), order_(layout.fields) {}
+
+  void parse(std::string_view line, std::vector<T>& out) {
+    FieldCursor cursor(line, layout_.delimiter);
+    std::string_view token;
+    std::size_t column = 0, seen = 0;  // `seen`: fields taken from the cursor so far
+    for (std::size_t i = 0; i < order_.size; ++i) {
+      const std::size_t k = order_.coordinate[i];
+      while (seen <= static_cast<std::size_t>(order_.field[i])) {
+        if (!cursor.next(token, column)) {
+          fail(line.size(), k,
+               "missing: the line has only " + std::to_string(seen) + " field" +
+                   (seen == 1 ? "" : "s"));
+        }
+        ++seen;
+      }
+      const NumberStatus status = parse_coordinate(token, row_[k]);
+      if (status != NumberStatus::ok) {
+        fail(column, k, describe_number_problem(status, token, std::is_same_v<T, float>));
+      }
+    }
+    if (layout_.exact_fields != 0) check_field_count(cursor, seen, line.size());
+    out.insert(out.end(), row_.begin(), row_.begin() + static_cast<std::ptrdiff_t>(order_.size));
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t column, std::size_t k, const std::string& what) const {
+    throw InputError(where(column) + layout_.labels[k] + ": " + what);
+  }
+
+  std::string where(std::size_t column) const {
+    return reader_.name() + ":" + std::to_string(reader_.line_number()) + ":" +
+           std::to_string(column + 1) + ": ";
+  }
+
+  /// Throws unless the line has exactly layout.exact_fields fields (`seen` are already taken).
+  void check_field_count(FieldCursor& cursor, std::size_t seen, std::size_t line_size) const {
+    const std::size_t expected = layout_.exact_fields;
+    std::string_view token;
+    std::size_t column = line_size, extra_at = line_size;
+    // Usually a single call: the cursor has nothing after the last expected field.
+    while (seen <= expected && cursor.next(token, column)) {
+      if (++seen > expected) extra_at = column;
+    }
+    if (seen == expected) return;
+    while (cursor.next(token, column)) ++seen;  // count them all for the message
+    throw InputError(where(seen > expected ? extra_at : line_size) + "the line has " +
+                     std::to_string(seen) + " field" + (seen == 1 ? "" : "s") + ", but " +
+                     layout_.exact_source + " has " + std::to_string(expected) +
+                     " (rows must have the same number of fields; with --columns or --dim, "
+                     "fields after the coordinates are ignored)");
+  }
+
+  BlockReader& reader_;
+  const TextLayout& layout_;
+  FieldOrder order_;
+  std::array<T, kMaxDim> row_{};
+};
+
+}  // namespace
+
 template <class T>
 std::uint64_t parse_text_rows(BlockReader& reader, const TextLayout& layout, std::string_view first,
                               bool has_first, std::vector<T>& out) {
-  const std::size_t dim = layout.fields.size();
-  // slot[f] = which coordinate field f holds, or -1.
-  const int max_field = *std::max_element(layout.fields.begin(), layout.fields.end());
-  std::vector<int> slot(static_cast<std::size_t>(max_field) + 1, -1);
-  for (std::size_t k = 0; k < dim; ++k) slot[layout.fields[k]] = static_cast<int>(k);
-
-  const auto fail = [&](std::size_t column, int field, const std::string& what) {
-    const int k = slot[field];
-    throw InputError(reader.name() + ":" + std::to_string(reader.line_number()) + ":" +
-                     std::to_string(column + 1) + ": " + layout.labels[k] + ": " + what);
-  };
-
+  RowParser<T> parser(reader, layout);
   std::uint64_t rows = 0;
   const std::uint64_t start_offset = reader.offset();
-  std::array<T, kMaxDim> row{};
+  const std::size_t dim = layout.fields.size();
   std::string_view line = first;
   bool have = has_first;
   while (rows < layout.max_rows) {
     if (!have && !reader.next_line(line)) break;
     have = false;
     if (layout.skip_comments && is_blank_or_comment(line)) continue;
-    FieldCursor cursor(line, layout.delimiter);
-    std::string_view field;
-    std::size_t column = 0;
-    for (int f = 0; f <= max_field; ++f) {
-      if (!cursor.next(field, column)) {
-        // Name the first coordinate field the line is missing.
-        for (int g = f; g <= max_field; ++g) {
-          if (slot[g] >= 0) {
-            fail(
-                line.size(), g,
-                "missing: the line has only " + std::to_string(f) + " field" + (f == 1 ? "" : "s"));
-          }
-        }
-      }
-      const int k = slot[f];
-      if (k < 0) continue;
-      const NumberStatus status = parse_coordinate(field, row[k]);
-      if (status != NumberStatus::ok) {
-        fail(column, f, describe_number_problem(status, field, std::is_same_v<T, float>));
-      }
-    }
-    out.insert(out.end(), row.begin(), row.begin() + dim);
+    parser.parse(line, out);
     ++rows;
     if (rows == kRowsBeforeReserve && reader.size() > 0) {
       // Reserve for the whole file from the bytes per row so far (untouched capacity costs no
