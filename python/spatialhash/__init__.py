@@ -23,7 +23,13 @@ except ImportError as error:  # the source tree's package, without the compiled 
     ) from error
 from ._index import Index  # noqa: E402
 
-__all__ = ["Index", "engines", "__version__"]
+#: The radii an index and its queries accept: [2**-500, 2**500], where r*r is a normal double.
+MIN_RADIUS: float = _core.MIN_RADIUS
+MAX_RADIUS: float = _core.MAX_RADIUS
+#: The most worker threads an index may use (``threads``, ``workers``).
+MAX_THREADS: int = _core.MAX_THREADS
+
+__all__ = ["Index", "engines", "MIN_RADIUS", "MAX_RADIUS", "MAX_THREADS", "__version__"]
 __version__ = "0.1.0"
 
 

@@ -3,6 +3,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
+MIN_RADIUS: float
+MAX_RADIUS: float
+MAX_THREADS: int
+
 def engine_names() -> List[str]: ...
 def split_rows(offsets: np.ndarray, indices: np.ndarray) -> np.ndarray: ...
 def pairs_to_set(pairs: np.ndarray) -> Set[Tuple[int, int]]: ...

@@ -11,13 +11,14 @@ from . import _core
 from ._inputs import (
     as_boxsize,
     as_engine,
+    as_index_radius,
     as_points,
     as_positions,
     as_radius,
-    as_real,
     as_threads,
     check_choice,
     check_minkowski,
+    check_radii,
 )
 
 IntArray = npt.NDArray[np.int64]
@@ -36,17 +37,21 @@ class Index:
     Parameters
     ----------
     points : array_like, shape (n, 2) or (n, 3)
-        Coordinates. A C-contiguous float32 or float64 array is used in place, without a copy:
-        do not modify it while the index lives (call :meth:`update` after moving points). Other
-        input (lists, integer dtypes, non-contiguous arrays) is converted once to float64 and
-        the converted copy is kept.
+        Coordinates. A C-contiguous, aligned float32 or float64 array in native byte order is
+        used in place, without a copy: do not modify it while the index lives (call
+        :meth:`update` after moving points). Other input is converted once and the converted
+        copy is kept: float32 stays float32 (Fortran-ordered, strided, unaligned or byte-swapped
+        float32 becomes a C-contiguous float32 copy), float64 stays float64, and everything else
+        (lists, integer dtypes, float16, longdouble) becomes float64.
     radius : float
-        The largest radius any query may use; finite and > 0.
+        The largest radius any query may use; finite and in [2**-500, 2**500] (about 3.1e-151
+        to 3.3e150), where ``r*r`` is a normal double.
     engine : str, optional
         Search scheme (see :func:`spatialhash.engines`); all return identical results. Default
         ``"automatic"``.
     threads : int, optional
-        Worker threads for building and for array queries; None or -1 means all cores.
+        Worker threads for building and for array queries; None or -1 means all cores; at most
+        1024.
     boxsize : float or array_like of shape (m,), optional
         Periodic boundaries, as in ``scipy.spatial.cKDTree``: axis k is periodic with the box
         ``[0, boxsize[k])`` (a scalar applies to every axis) when its entry is finite and > 0;
@@ -64,8 +69,10 @@ class Index:
 
     Errors
     ------
-    ValueError for NaN/infinite coordinates, bad shapes and bad radii (including a query
-    radius above the index radius); TypeError for non-numeric input.
+    ValueError for NaN/infinite coordinates, bad shapes, bad radii (outside [2**-500, 2**500],
+    or a query radius above the index radius) and bad thread counts; TypeError for non-numeric
+    input. Messages name the parameter as passed (``radius``, ``r``, ``max_distance``,
+    ``threads``, ``workers``).
 
     The GIL is released while searching, so queries may run from several Python threads.
     """
@@ -80,7 +87,7 @@ class Index:
         boxsize: Any = None,
     ) -> None:
         data = as_points(points)
-        value = as_real(radius, "radius")
+        value = as_index_radius(radius)
         name = as_engine(engine, _core.engine_names())
         box = as_boxsize(boxsize, data.shape[1])
         self._core = _core.Index(
@@ -190,9 +197,11 @@ class Index:
             One position (shape (m,)) or many.
         r : float or array_like, optional
             Radius (default: the index radius), or one radius per position, broadcast against
-            ``x.shape[:-1]``. Every radius must be in (0, index radius].
+            ``x.shape[:-1]``. Every radius must be finite and in [2**-500, index radius]; an
+            error names the first bad entry (``r[1]``).
         p, eps : SciPy compatibility; only p=2, results always exact.
-        workers : ignored (the index's ``threads`` apply); accepted for SciPy compatibility.
+        workers : checked like ``threads`` but otherwise ignored (the index's ``threads``
+            apply); accepted for SciPy compatibility.
         return_sorted : bool, optional
             Sort each list. None (default) sorts for many positions, not for one, as SciPy.
         return_length : bool
@@ -205,7 +214,7 @@ class Index:
         """
         check_minkowski(p, eps)
         if workers is not None:
-            as_threads(workers)
+            as_threads(workers, "workers")
         positions = as_positions(x, self.m)
         single = positions.ndim == 1
         sort = (not single) if return_sorted is None else bool(return_sorted)
@@ -327,7 +336,9 @@ class Index:
         return pairs, distances
 
     def update(self, points: Any) -> None:
-        """Re-indexes after the points moved: same shape, same dtype as at construction. The
+        """Re-indexes after the points moved: same shape, and the same dtype as ``data`` after
+        the constructor's conversion (a float32 index needs float32 points; a float64 index
+        takes float64 or anything the constructor converts to float64), else TypeError. The
         radius, engine and thread count stay. Like the constructor, the array is used in place
         when it can be, so do not modify it afterwards either."""
         data = as_points(points)
@@ -342,23 +353,20 @@ class Index:
         self._data = data
 
     def _radii(self, r: Any, shape: Tuple[int, ...]) -> FloatArray:
-        """Per-position radii broadcast to `shape`, flattened, each checked."""
+        """Per-position radii broadcast to `shape`, flattened, each checked (an error names the
+        first bad entry by its index in `r`)."""
         radii = np.asarray(r)
         if radii.dtype.kind not in "fiu":
             raise TypeError(f"r must hold real numbers, got dtype {radii.dtype}")
+        radii = radii.astype(np.float64)
         try:
-            radii = np.broadcast_to(radii.astype(np.float64), shape)
+            broadcast = np.broadcast_to(radii, shape)
         except ValueError:
             raise ValueError(
                 f"r of shape {np.shape(r)} does not broadcast to the positions' shape {shape}"
             ) from None
-        flat = np.ascontiguousarray(radii.reshape(-1))
-        bad = ~(np.isfinite(flat) & (flat > 0.0))
-        if bad.any():
-            raise ValueError(f"r must be finite and > 0, got {flat[np.argmax(bad)]!r}")
-        if flat.size and flat.max() > self.radius:
-            raise ValueError(f"r={flat.max()!r} exceeds the index radius {self.radius!r}")
-        return flat
+        check_radii(radii, self.radius)
+        return np.ascontiguousarray(broadcast.reshape(-1))
 
 
 def _rebuild(

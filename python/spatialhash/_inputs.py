@@ -5,47 +5,62 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-#: dtypes the C++ core reads in place; everything else numeric is converted to float64 once.
+from . import _core
+
+#: dtypes the C++ core reads in place (from C-contiguous, aligned arrays); float32 in another byte
+#: order is converted to float32, everything else numeric to float64, once.
 NATIVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+#: Radii the library accepts, index and query radii alike: 2**-500 to 2**500, where r*r is a
+#: normal, finite double.
+MIN_RADIUS: float = _core.MIN_RADIUS
+MAX_RADIUS: float = _core.MAX_RADIUS
+RADIUS_RANGE = f"[2**-500, 2**500] = [{MIN_RADIUS!r}, {MAX_RADIUS!r}]"
+
+#: The most worker threads an index may use.
+MAX_THREADS: int = _core.MAX_THREADS
 
 
 def as_points(points: Any, name: str = "points") -> np.ndarray:
-    """Returns `points` as a C-contiguous (n, 2) or (n, 3) float32/float64 array.
+    """Returns `points` as a C-contiguous, aligned (n, 2) or (n, 3) float32/float64 array in
+    native byte order.
 
-    float32 and float64 C-contiguous arrays are returned as they are (no copy); other layouts,
-    integer or other real dtypes and nested sequences are converted once (to float64 unless
-    already float32/float64)."""
+    Such an array is returned as it is (no copy). Otherwise one converted copy is made: float32
+    input (any layout or byte order) stays float32, float64 stays float64, and every other real
+    dtype (integers, float16, longdouble) and nested sequences become float64."""
     array = _numeric_array(points, name)
     if array.ndim != 2 or array.shape[1] not in (2, 3):
         raise ValueError(f"{name} must have shape (n, 2) or (n, 3), got shape {array.shape}")
-    if array.dtype not in NATIVE_DTYPES:
-        array = array.astype(np.float64)
-    return np.ascontiguousarray(array)
+    return np.require(array, dtype=_native_dtype(array.dtype), requirements=["C", "A"])
 
 
 def as_positions(x: Any, dim: int, name: str = "x") -> np.ndarray:
-    """Query positions: an array whose last axis has length `dim`, converted to float64."""
+    """Query positions: an array whose last axis has length `dim`, as a C-contiguous, aligned
+    float64 array (converted only where needed)."""
     array = _numeric_array(x, name)
     if array.ndim == 0 or array.shape[-1] != dim:
         raise ValueError(
             f"{name} must have shape (..., {dim}) to match the {dim}D index, got shape "
             f"{array.shape}"
         )
-    return array.astype(np.float64, copy=False)
+    return np.require(array, dtype=np.float64, requirements=["C", "A"])
+
+
+def as_index_radius(radius: Any, name: str = "radius") -> float:
+    """The index radius: a finite number in [MIN_RADIUS, MAX_RADIUS]."""
+    return _checked_radius(_radius_as_float(radius, name), name)
 
 
 def as_radius(r: Any, default: float, name: str = "r") -> float:
     """A query radius: `default` (the index radius) for None, else a finite number in
-    (0, default]."""
+    [MIN_RADIUS, default]."""
     if r is None:
         return default
-    value = as_real(r, name)
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    value = _checked_radius(_radius_as_float(r, name), name)
     if value > default:
         raise ValueError(
             f"{name}={value!r} exceeds the index radius {default!r}; build the Index with a "
@@ -55,26 +70,57 @@ def as_radius(r: Any, default: float, name: str = "r") -> float:
 
 
 def as_real(value: Any, name: str) -> float:
-    """A real number (bool excluded; 0-d arrays accepted) as float; TypeError otherwise."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
+    """A real number (bool excluded; 0-d arrays accepted) as float; TypeError otherwise, and
+    ValueError for one too large in magnitude for a float64 (such as 10**400)."""
+    try:
+        return _real_as_float(value, name)
+    except OverflowError:
+        raise ValueError(
+            f"{name} is too large in magnitude to be a float64 (beyond 1.8e308)"
+        ) from None
 
 
-def as_threads(threads: Optional[int]) -> int:
-    """The C++ thread count: 0 (all cores) for None or -1, else a positive int."""
+def as_threads(threads: Optional[int], name: str = "threads") -> int:
+    """The C++ thread count: 0 (all cores) for None or -1, else an int in [1, MAX_THREADS].
+    `name` is the parameter as the caller wrote it ("threads", or SciPy's "workers")."""
     if threads is None:
         return 0
     if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, numbers.Integral):
-        raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
+        raise TypeError(f"{name} must be an int or None, got {type(threads).__name__}")
     value = int(threads)
     if value == -1:
         return 0
     if value < 1:
-        raise ValueError(f"threads must be a positive int, -1 or None (all cores), got {value}")
+        raise ValueError(f"{name} must be a positive int, -1 or None (all cores), got {value}")
+    if value > MAX_THREADS:
+        raise ValueError(f"{name} must be at most {MAX_THREADS} (the library's limit), got {value}")
     return value
+
+
+def check_radii(radii: np.ndarray, limit: float, name: str = "r") -> None:
+    """Checks an array of per-position radii (float64, any shape) like as_radius checks one,
+    naming the first bad entry by its index in `radii` (``r[1]``, ``r[0, 2]``)."""
+    flat = radii.reshape(-1)
+    bad = ~(np.isfinite(flat) & (flat > 0.0))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(
+            f"{_entry(name, radii.shape, k)} must be finite and > 0, got {float(flat[k])!r}"
+        )
+    bad = (flat < MIN_RADIUS) | (flat > MAX_RADIUS)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(
+            f"{_entry(name, radii.shape, k)}={float(flat[k])!r} is outside the supported radius "
+            f"range {RADIUS_RANGE}"
+        )
+    bad = flat > limit
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(
+            f"{_entry(name, radii.shape, k)}={float(flat[k])!r} exceeds the index radius "
+            f"{limit!r}; build the Index with a radius at least as large as every query radius"
+        )
 
 
 def as_engine(engine: Optional[str], known: list) -> str:
@@ -125,6 +171,49 @@ def as_boxsize(boxsize: Any, dim: int) -> Optional[np.ndarray]:
         if math.isnan(array[axis]):
             raise ValueError(f"boxsize[{axis}] (axis {axis}, {'xyz'[axis]}) is nan")
     return array
+
+
+def _native_dtype(dtype: np.dtype) -> np.dtype:
+    """float32 (any byte order) -> native float32; everything else -> native float64."""
+    if dtype.kind == "f" and dtype.itemsize == 4:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _real_as_float(value: Any, name: str) -> float:
+    """as_real, but a value beyond the float64 range raises OverflowError."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def _radius_as_float(value: Any, name: str) -> float:
+    """A radius argument as float; ValueError naming the supported range for one beyond the
+    float64 range."""
+    try:
+        return _real_as_float(value, name)
+    except OverflowError:
+        raise ValueError(
+            f"{name} is outside the supported radius range {RADIUS_RANGE} (too large in "
+            "magnitude to be a float64)"
+        ) from None
+
+
+def _checked_radius(value: float, name: str) -> float:
+    """`value` if finite and in [MIN_RADIUS, MAX_RADIUS]; ValueError naming `name` otherwise."""
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    if not MIN_RADIUS <= value <= MAX_RADIUS:
+        raise ValueError(f"{name}={value!r} is outside the supported radius range {RADIUS_RANGE}")
+    return value
+
+
+def _entry(name: str, shape: Tuple[int, ...], k: int) -> str:
+    """The entry with flat index k of an array `name` of `shape`, as ``name[i, j]``."""
+    index = np.unravel_index(k, shape) if shape else ()
+    return f"{name}[{', '.join(str(int(i)) for i in index)}]"
 
 
 def _numeric_array(value: Any, name: str) -> np.ndarray:

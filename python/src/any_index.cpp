@@ -8,6 +8,8 @@
 #include <exception>
 #include <string>
 
+#include "shortest.hpp"
+
 namespace spatialhash::python {
 
 namespace {
@@ -162,14 +164,11 @@ class TypedIndex final : public AnyIndex {
         }
       }
       const double r = radii[q];
-      if (!std::isfinite(r) || !(r > 0.0)) {
-        throw InvalidArgument("spatialhash: radius of query position " + std::to_string(q) +
-                              " must be finite and > 0, got " + std::to_string(r));
-      }
-      if (r > index_.radius()) {
-        throw InvalidArgument("spatialhash: radius " + std::to_string(r) + " of query position " +
-                              std::to_string(q) + " exceeds the index radius " +
-                              std::to_string(index_.radius()));
+      if (!std::isfinite(r) || !(r >= kMinRadius) || r > index_.radius()) {
+        throw InvalidArgument("spatialhash: radius " + detail::shortest(r) + " of query position " +
+                              std::to_string(q) + " must be finite, at least " +
+                              detail::shortest(kMinRadius) + " and at most the index radius " +
+                              detail::shortest(index_.radius()));
       }
     }
   }

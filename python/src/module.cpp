@@ -23,6 +23,11 @@ PYBIND11_MODULE(_core, module) {
     }
   });
 
+  // The library's limits, for the package's own checks (errors named in Python's terms).
+  module.attr("MIN_RADIUS") = spatialhash::kMinRadius;
+  module.attr("MAX_RADIUS") = spatialhash::kMaxRadius;
+  module.attr("MAX_THREADS") = spatialhash::kMaxThreads;
+
   module.def(
       "engine_names",
       [] {

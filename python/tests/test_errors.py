@@ -201,7 +201,7 @@ def test_sparse_other_of_wrong_dimension(index):
 
 
 def test_workers_is_checked(index):
-    with pytest.raises(TypeError, match="threads must be an int"):
+    with pytest.raises(TypeError, match="^workers must be an int"):
         index.query_ball_point(POINTS[0], workers="all")
 
 
