@@ -59,8 +59,9 @@ class Index {
   using Position = std::array<double, Dim>;
 
   /// Indexes `points` for searches up to `radius`. Throws InvalidArgument for non-finite
-  /// coordinates (naming the first bad point), a radius that is not finite and positive, more
-  /// points than index_t can number, or a grid the chosen engine cannot hold.
+  /// coordinates (naming the first bad point), a radius that is not finite or lies outside
+  /// [kMinRadius, kMaxRadius], more than kMaxThreads threads, more points than index_t can
+  /// number, or a grid the chosen engine cannot hold.
   Index(PointsView<Dim, T> points, double radius, Options options = {});
   /// Same, for an interleaved x,y[,z] array whose length must be a multiple of Dim.
   Index(std::span<const T> coords, double radius, Options options = {});

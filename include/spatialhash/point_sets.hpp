@@ -51,7 +51,8 @@ template <int Dim, class T>
 class PointSets {
  public:
   /// Sets added later are indexed for searches up to `radius` with `options`. Throws
-  /// InvalidArgument for a radius that is not finite and > 0.
+  /// InvalidArgument for a radius that is not finite or lies outside [kMinRadius, kMaxRadius],
+  /// or more than kMaxThreads threads.
   explicit PointSets(double radius, Options options = {});
 
   /// Indexes another set (borrowed: keep its memory alive and unchanged, call update() after
