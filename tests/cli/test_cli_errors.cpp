@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cli_expect.hpp"
 #include "cli_inputs.hpp"
 #include "cli_oracle.hpp"
 
@@ -12,18 +13,6 @@ namespace {
 using namespace clitest;
 
 constexpr int kUsage = 2, kInput = 3, kOutput = 4;
-
-/// Runs the tool and expects `code` and a message containing every fragment, with nothing on
-/// standard output and no stray files in `dir` besides `keep`.
-void expect_failure(const std::vector<std::string>& args, int code,
-                    const std::vector<std::string>& fragments, const std::string& stdin_file = "") {
-  const Result res = run(args, stdin_file);
-  EXPECT_EQ(res.exit_code, code) << res.err;
-  EXPECT_EQ(res.err.rfind("spatialhash: error: ", 0), 0u) << res.err;
-  for (const std::string& f : fragments) {
-    EXPECT_NE(res.err.find(f), std::string::npos) << "message lacks '" << f << "':\n" << res.err;
-  }
-}
 
 class Errors : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <thread>
 
+#include "cli_expect.hpp"
 #include "cli_inputs.hpp"
 #include "cli_oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
@@ -20,19 +21,6 @@ namespace {
 using namespace clitest;
 
 constexpr int kUsage = 2, kInput = 3;
-
-/// Runs the tool and expects `code` and a message containing every fragment, with nothing on
-/// standard output (as in test_cli_errors.cpp).
-void expect_failure(const std::vector<std::string>& args, int code,
-                    const std::vector<std::string>& fragments, const std::string& stdin_file = "") {
-  const Result res = run(args, stdin_file);
-  EXPECT_EQ(res.exit_code, code) << res.err;
-  EXPECT_EQ(res.err.rfind("spatialhash: error: ", 0), 0u) << res.err;
-  for (const std::string& f : fragments) {
-    EXPECT_NE(res.err.find(f), std::string::npos) << "message lacks '" << f << "':\n" << res.err;
-  }
-  EXPECT_EQ(res.out, "");
-}
 
 /// Hidden temporaries (".NAME.tmp-PID-N") left in `dir`.
 std::vector<std::string> temporaries(const fs::path& dir) {
