@@ -128,14 +128,31 @@ struct SizedGrid {
         hi[k] = i == 0 ? x : std::max(hi[k], x);
       }
     }
+    double widest = 0.0;
+    for (int k = 0; k < Dim; ++k) {
+      const double extent = hi[k] - lo[k];
+      if (!std::isfinite(extent)) {
+        throw InvalidArgument(std::string("spatialhash: the extent of the points along ") +
+                              axis_name(k) + " overflows double precision");
+      }
+      widest = std::max(widest, extent);
+    }
     origin = lo;
     edge = wanted;
+    // Invariant: edge stays finite and > 0, so (x - origin) / edge in cell() is never NaN.
+    // The count may overflow to infinity (an extent far beyond the edge); a coarsening that
+    // would pass the widest extent stops there, at 2^Dim cells at most.
     const double limit = 2.0 * static_cast<double>(n) + 64.0;
     for (;;) {
       double cells = 1.0;
       for (int k = 0; k < Dim; ++k) cells *= std::floor((hi[k] - lo[k]) / edge) + 1.0;
       if (cells <= limit) break;
-      edge *= std::pow(cells / limit, 1.0 / Dim) * 1.01;
+      const double coarser = edge * std::pow(cells / limit, 1.0 / Dim) * 1.01;
+      if (!(coarser < widest)) {
+        edge = widest;
+        break;
+      }
+      edge = coarser;
     }
     std::size_t cells = 1;
     for (int k = 0; k < Dim; ++k) {
@@ -431,7 +448,16 @@ void build_levels(SizedLevels<Dim, T>& s, const PointsView<Dim, T>& points,
     const double radius = s.index_radius(level);
     // With several levels the grids below find every pair, in-level ones too; a single level
     // (equal radii, or levels off) is searched by its Index.
-    if (used == 1) level.index.emplace(level.view(), radius, options.index);
+    if (used == 1) {
+      try {
+        level.index.emplace(level.view(), radius, options.index);
+      } catch (const InvalidArgument& e) {
+        // The Index's message names its radius, which the caller never passed.
+        throw InvalidArgument(std::string(e.what()) + " (with one size class, the particles are " +
+                              "searched by an Index of radius " + shortest(radius) +
+                              ", the largest distance at which two of them can touch)");
+      }
+    }
   }
   if (used > 1) {
     for (SizedLevel<Dim, T>& level : s.levels) {

@@ -323,4 +323,52 @@ TEST(SizedParticles, BadInputIsNamed) {
       "not a multiple of the dimension");
 }
 
+// Extents at the ends of the double range: an extent that overflows is refused (it once made the
+// level grids' coarsening loop spin forever, in the constructor and in update()), and a finite
+// extent whose cell count overflows stays exact (a grid edge of infinity once made a cell NaN).
+TEST(SizedParticles, ExtentsAtTheEndsOfTheDoubleRange) {
+  const std::vector<double> radii = {1, 1, 10};
+  const std::vector<double> overflowing = {-1e308, 0, 1e308, 0, 0, 0};
+  for (const bool levels : {true, false}) {
+    expect_error(
+        [&] {
+          SizedIndex<2, double>(std::span<const double>(overflowing),
+                                std::span<const double>(radii), SizeRule::sum, {.levels = levels});
+        },
+        "the extent of the points along x overflows double precision");
+  }
+  std::vector<double> sane = {0, 0, 30, 0, 0, 5};
+  SizedIndex<2, double> index(std::span<const double>(sane), std::span<const double>(radii),
+                              SizeRule::sum);
+  const auto before = index.pairs({.sorted = true}).pairs;
+  EXPECT_EQ(before.size(), 1u);
+  expect_error([&] { index.update(std::span<const double>(overflowing)); }, "overflows double");
+  EXPECT_EQ(index.pairs({.sorted = true}).pairs, before);
+
+  // Two size classes; the small one spans [1e308 - 1e300, 1e308] in y, far more cells of its
+  // radius than a double counts, and a large particle sits near -DBL_MAX.
+  const double top = 1e308 - 1e300;
+  Particles far;
+  far.xyz = {0, 1e308, 0, top, 0, -(std::numeric_limits<double>::max() - top), 1e300, 1e308};
+  far.radii = {1e-100, 1e-100, 1.0, 1e150};
+  // Levels only: one Index at the largest reach cannot hold this extent.
+  check<2, double>(far, SizeRule::sum);
+  check<2, double>(far, SizeRule::max);
+}
+
+// With one size class the particles are searched by an Index at the largest reach; a lattice
+// that Index cannot hold is refused with a message that says which radius it was.
+TEST(SizedParticles, OneSizeClassNamesTheIndexRadius) {
+  const std::vector<double> xy = {0, 0, 1e9, 0, 0.15, 0};
+  const std::vector<double> equal = {0.1, 0.1, 0.1};
+  expect_error(
+      [&] {
+        SizedIndex<2, double>(std::span<const double>(xy), std::span<const double>(equal),
+                              SizeRule::sum);
+      },
+      "searched by an Index of radius 0.2");
+  // Unequal radii give several levels, whose grids coarsen instead: exact.
+  check<2, double>(Particles{xy, {0.1, 0.1, 0.3}}, SizeRule::sum);
+}
+
 }  // namespace

@@ -80,8 +80,9 @@ class SizedIndex {
  public:
   /// Throws InvalidArgument for non-finite coordinates, a radius that is not finite and > 0 or
   /// lies outside [kMinRadius, kMaxRadius / 2] (naming the first bad index), a radii count
-  /// different from the point count, a level_ratio that is not finite and > 1, or more than
-  /// kMaxThreads threads.
+  /// different from the point count, a level_ratio that is not finite and > 1, more than
+  /// kMaxThreads threads, an extent of the points that overflows double precision, or (with one
+  /// size class) a lattice the Index cannot hold; that message names the Index's radius.
   SizedIndex(PointsView<Dim, T> points, std::span<const T> radii, SizeRule rule,
              SizedOptions options = {});
   /// Same, for an interleaved x,y[,z] array whose length must be a multiple of Dim.
