@@ -12,10 +12,10 @@ namespace clitest {
 
 /// Runs the tool (with `stdin_file` as standard input when given) and expects exit status
 /// `code`, one error message starting "spatialhash: error: " that contains every fragment, and
-/// nothing on standard output.
-inline void expect_failure(const std::vector<std::string>& args, int code,
-                           const std::vector<std::string>& fragments,
-                           const std::string& stdin_file = "") {
+/// nothing on standard output. Returns the run (for its peak memory, say).
+inline Result expect_failure(const std::vector<std::string>& args, int code,
+                             const std::vector<std::string>& fragments,
+                             const std::string& stdin_file = "") {
   const Result res = run(args, stdin_file);
   EXPECT_EQ(res.exit_code, code) << res.err;
   EXPECT_EQ(res.err.rfind("spatialhash: error: ", 0), 0u) << res.err;
@@ -23,6 +23,7 @@ inline void expect_failure(const std::vector<std::string>& args, int code,
     EXPECT_NE(res.err.find(f), std::string::npos) << "message lacks '" << f << "':\n" << res.err;
   }
   EXPECT_EQ(res.out, "");
+  return res;
 }
 
 }  // namespace clitest

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_expect.hpp"
 #include "cli_inputs.hpp"
 #include "cli_oracle.hpp"
 
@@ -24,19 +25,6 @@ constexpr long kSmallRssKb = 128 * 1024;
 #else
 constexpr long kSmallRssKb = 64 * 1024;
 #endif
-
-/// Runs the tool and expects exit status `code` and a message containing every fragment.
-Result expect_failure(const std::vector<std::string>& args, int code,
-                      const std::vector<std::string>& fragments,
-                      const std::string& stdin_file = "") {
-  const Result res = run(args, stdin_file);
-  EXPECT_EQ(res.exit_code, code) << res.err;
-  EXPECT_EQ(res.err.rfind("spatialhash: error: ", 0), 0u) << res.err;
-  for (const std::string& f : fragments) {
-    EXPECT_NE(res.err.find(f), std::string::npos) << "message lacks '" << f << "':\n" << res.err;
-  }
-  return res;
-}
 
 /// Runs `pairs` with `args` and compares the pairs with the oracle's for `xyz`.
 void expect_pairs(const std::vector<std::string>& args, const std::vector<double>& xyz, int dim,
