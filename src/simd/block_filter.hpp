@@ -74,43 +74,57 @@ template <int Dim>
 void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
-/// The rows of one filter call for Q queries as local cursors (the SIMD filters keep them in
-/// registers): the next free slot of each row, or in a count search (no sure rows) the sure
-/// counts; and the last candidate index any query skips: candidates after it need no skip test.
-/// `after` is a copy of the block's flag, so that the row stores (which may alias the block as
-/// far as the compiler knows) do not force it to be read again for every query.
-template <int Q>
-struct RowCursors {
-  std::array<std::uint32_t*, Q> sure{}, border{};
-  std::array<std::uint32_t*, Q> sure_first{}, border_first{};
-  std::array<std::uint32_t, Q> sure_count{};
-  std::uint32_t last_skipped = 0;
-  bool any_skip = false;
-  bool after = false;
+/// The candidate indices some query of a block skips lie in [first, last] (with `after`, every
+/// index up to `last`); first > last when no query skips any. The SIMD filters run the skip test
+/// only on vectors that meet this range.
+struct SkippedRange {
+  std::uint32_t first = kSkipNone, last = 0;
 
   template <int Dim>
-  RowCursors(const QueryBlock<Dim>& queries, const BlockOutput& out) : after(queries.after) {
-    for (int q = 0; q < Q; ++q) {
-      if (out.sure != nullptr) sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
-      border[q] = out.border + static_cast<std::size_t>(q) * out.stride;
-      if (queries.skip[q] != kSkipNone) {
-        last_skipped = any_skip && last_skipped > queries.skip[q] ? last_skipped : queries.skip[q];
-        any_skip = true;
-      }
+  explicit SkippedRange(const QueryBlock<Dim>& queries) {
+    for (int q = 0; q < queries.count; ++q) {
+      if (queries.skip[q] == kSkipNone) continue;
+      first = first < queries.skip[q] ? first : queries.skip[q];
+      last = last > queries.skip[q] ? last : queries.skip[q];
     }
-    sure_first = sure;
-    border_first = border;
+    if (queries.after && first <= last) first = 0;
   }
-  /// Whether a query may skip a candidate at index j or after.
-  bool may_skip_from(std::uint32_t j) const { return any_skip && j <= last_skipped; }
-  void store_counts(BlockOutput& out) const {
-    for (int q = 0; q < Q; ++q) {
-      out.sure_count[q] =
-          out.sure != nullptr ? static_cast<std::uint32_t>(sure[q] - sure_first[q]) : sure_count[q];
-      out.border_count[q] = static_cast<std::uint32_t>(border[q] - border_first[q]);
-    }
+  /// Whether some query skips one of the candidates j .. j + width - 1.
+  bool meets(std::uint32_t j, std::uint32_t width) const {
+    return j <= last && j + (width - 1) >= first;
   }
 };
+
+/// Runs filter_vector.template operator()<kMaySkip>(j, left) over the candidates [begin, end) in
+/// vectors of kWidth (left: how many of j .. j + kWidth - 1 exist), with kMaySkip set for the
+/// vectors that meet `skipped`. Whole vectors first, with `left` a constant once inlined (plain
+/// loads, no lane mask), then the rest.
+template <std::uint32_t kWidth, class FilterVector>
+void for_each_vector(std::uint32_t begin, std::uint32_t end, const SkippedRange& skipped,
+                     FilterVector&& filter_vector) {
+  const auto run = [&](std::uint32_t j, std::uint32_t left) {
+    if (skipped.meets(j, kWidth)) {
+      filter_vector.template operator()<true>(j, left);
+    } else {
+      filter_vector.template operator()<false>(j, left);
+    }
+  };
+  std::uint32_t j = begin;
+  for (; end - j >= kWidth; j += kWidth) run(j, kWidth);
+  if (j < end) run(j, end - j);
+}
+
+/// Sets out.sure_count from the sure rows' end cursors (kStoreSure) or from the counts.
+template <int Q, bool kStoreSure>
+void store_sure_counts(const std::array<std::uint32_t*, Q>& sure_end,
+                       const std::array<std::uint32_t, Q>& sure_count, BlockOutput& out) {
+  for (int q = 0; q < Q; ++q) {
+    out.sure_count[q] =
+        kStoreSure ? static_cast<std::uint32_t>(
+                         sure_end[q] - (out.sure + static_cast<std::size_t>(q) * out.stride))
+                   : sure_count[q];
+  }
+}
 
 /// Calls kernel.template operator()<Q, kStoreSure>() with Q = queries.count (1 ..= kBlockQueries)
 /// and kStoreSure = whether `out` has sure rows: the SIMD filters are written for a fixed number

@@ -35,8 +35,12 @@ inline std::uint32_t pack_store(std::uint32_t* out, __m256i ids, unsigned mask) 
   return static_cast<std::uint32_t>(std::popcount(mask));
 }
 
-/// The filter for exactly Q queries, fully unrolled over them (see block_filter_avx512.cpp):
-/// whole vectors of 8 candidates with plain loads first, then one masked vector for the rest.
+/// The filter for exactly Q queries, fully unrolled over them, by the AVX-512 filter's scheme
+/// (block_filter_avx512.cpp): one compare per query and vector, the kept lanes stored as sure, and
+/// the vector looked at again only when the unsigned maximum of the kept distances' bits says
+/// some kept lane lies above band.lo (border, or NaN); only vectors that hold a candidate some
+/// query skips pay for the skip test. Whole vectors of 8 candidates with plain loads first, then
+/// one masked vector for the rest.
 template <int Dim, int Q, bool kStoreSure>
 void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
@@ -44,62 +48,90 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
   for (int q = 0; q < Q; ++q) {
     for (int k = 0; k < Dim; ++k) position[q][k] = _mm256_set1_ps(queries.position[q][k]);
   }
-  RowCursors<Q> rows(queries, out);
+  // The sure rows' cursors (or counts) stay in registers; the border rows, rarely written, are
+  // counted in `out`.
+  std::array<std::uint32_t*, Q> sure{};
+  std::array<std::uint32_t, Q> sure_count{};
+  for (int q = 0; q < Q; ++q) {
+    if constexpr (kStoreSure) sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
+    out.border_count[q] = 0;
+  }
+  const bool after = queries.after;
+  // Local copies: the row stores may alias `points` as far as the compiler knows.
+  std::array<const float*, Dim> axis = points.axis;
+  const std::uint32_t* const candidate_ids = points.ids;
   const __m256 lo = _mm256_set1_ps(band.lo), hi = _mm256_set1_ps(band.hi);
+  // Kept lanes whose distance bits are at or above this may be border candidates (see
+  // block_filter_avx512.cpp); 0 when band.lo < 0: every vector is looked at again.
+  const __m256i border_from = _mm256_set1_epi32(
+      band.lo >= 0.0f ? static_cast<int>(std::bit_cast<std::uint32_t>(band.lo) + 1u) : 0);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  // Candidates j .. j + 7, of which the first `left` exist (all of them when left >= 8).
-  const auto filter_vector = [&](std::uint32_t j, std::uint32_t left) {
+  // Candidates j .. j + 7, of which the first `left` exist (all of them when left >= 8);
+  // kMaySkip: some query may skip one of them.
+  const auto filter_vector = [&]<bool kMaySkip>(std::uint32_t j, std::uint32_t left) {
     const bool whole = left >= 8;
     const __m256i valid_lanes = _mm256_cmpgt_epi32(
         _mm256_set1_epi32(static_cast<int>(std::min<std::uint32_t>(left, 8))), lane);
     __m256 candidate[Dim];
     for (int k = 0; k < Dim; ++k) {
-      candidate[k] = whole ? _mm256_loadu_ps(points.axis[k] + j)
-                           : _mm256_maskload_ps(points.axis[k] + j, valid_lanes);
+      candidate[k] =
+          whole ? _mm256_loadu_ps(axis[k] + j) : _mm256_maskload_ps(axis[k] + j, valid_lanes);
     }
     // A count search reads ids only for border candidates (rare).
     const auto load_ids = [&] {
-      const auto* at = reinterpret_cast<const __m256i*>(points.ids + j);
+      const auto* at = reinterpret_cast<const __m256i*>(candidate_ids + j);
       return whole ? _mm256_loadu_si256(at)
                    : _mm256_maskload_epi32(reinterpret_cast<const int*>(at), valid_lanes);
     };
     const __m256i ids = kStoreSure ? load_ids() : _mm256_setzero_si256();
-    const unsigned valid = whole ? 0xFFu : (1u << left) - 1u;
-    const bool check_skip = rows.may_skip_from(j);
+    __m256 d2[Q];
+    unsigned kept[Q];
+    __m256i kept_max = _mm256_setzero_si256();
     for (int q = 0; q < Q; ++q) {
       // A fused multiply-add rounds less than a product and a sum, so the band still holds.
-      __m256 d2 = _mm256_setzero_ps();
+      d2[q] = _mm256_setzero_ps();
       for (int k = 0; k < Dim; ++k) {
         const __m256 d = _mm256_sub_ps(candidate[k], position[q][k]);
-        d2 = _mm256_fmadd_ps(d, d, d2);
+        d2[q] = _mm256_fmadd_ps(d, d, d2[q]);
       }
       // Not-greater-than, unordered: NaN distances stay candidates (borderline).
-      unsigned kept =
-          valid & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, hi, _CMP_NGT_UQ)));
-      if (check_skip) {
-        for (unsigned bit = 0; bit < 8; ++bit) {
-          const std::uint32_t index = j + bit;
-          const bool skipped = rows.after ? index <= queries.skip[q] : index == queries.skip[q];
-          if (skipped) kept &= ~(1u << bit);
+      __m256 kept_lanes = _mm256_cmp_ps(d2[q], hi, _CMP_NGT_UQ);
+      if (kMaySkip) {
+        const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(j)), lane);
+        const __m256i skip = _mm256_set1_epi32(static_cast<int>(queries.skip[q]));
+        // index > skip (unsigned) with `after`, index == skip without: the lanes to drop.
+        const __m256i dropped = after ? _mm256_cmpeq_epi32(_mm256_max_epu32(index, skip), skip)
+                                      : _mm256_cmpeq_epi32(index, skip);
+        kept_lanes = _mm256_andnot_ps(_mm256_castsi256_ps(dropped), kept_lanes);
+      }
+      if (!whole) kept_lanes = _mm256_and_ps(kept_lanes, _mm256_castsi256_ps(valid_lanes));
+      kept[q] = static_cast<unsigned>(_mm256_movemask_ps(kept_lanes));
+      kept_max = _mm256_max_epu32(kept_max, _mm256_castps_si256(_mm256_and_ps(d2[q], kept_lanes)));
+    }
+    // Some lane of kept_max >= border_from: max(kept_max, border_from) equals kept_max there.
+    const bool any_border = _mm256_movemask_epi8(_mm256_cmpeq_epi32(
+                                _mm256_max_epu32(kept_max, border_from), kept_max)) != 0;
+    for (int q = 0; q < Q; ++q) {
+      unsigned is_sure = kept[q];
+      if (any_border) {
+        is_sure = kept[q] &
+                  static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2[q], lo, _CMP_LE_OQ)));
+        const unsigned is_border = kept[q] & ~is_sure;
+        if (is_border != 0) {
+          out.border_count[q] += pack_store(
+              out.border + static_cast<std::size_t>(q) * out.stride + out.border_count[q],
+              kStoreSure ? ids : load_ids(), is_border);
         }
       }
-      const unsigned is_sure =
-          kept & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, lo, _CMP_LE_OQ)));
-      const unsigned is_border = kept & ~is_sure;
       if constexpr (kStoreSure) {
-        rows.sure[q] += pack_store(rows.sure[q], ids, is_sure);
+        sure[q] += pack_store(sure[q], ids, is_sure);
       } else {
-        rows.sure_count[q] += static_cast<std::uint32_t>(std::popcount(is_sure));
-      }
-      if (is_border) {
-        rows.border[q] += pack_store(rows.border[q], kStoreSure ? ids : load_ids(), is_border);
+        sure_count[q] += static_cast<std::uint32_t>(std::popcount(is_sure));
       }
     }
   };
-  std::uint32_t j = begin;
-  for (; j < end && end - j >= 8; j += 8) filter_vector(j, 8);
-  if (j < end) filter_vector(j, end - j);
-  rows.store_counts(out);
+  for_each_vector<8>(begin, end, SkippedRange(queries), filter_vector);
+  store_sure_counts<Q, kStoreSure>(sure, sure_count, out);
 }
 
 }  // namespace
