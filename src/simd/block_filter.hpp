@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -114,6 +115,20 @@ void for_each_vector(std::uint32_t begin, std::uint32_t end, const SkippedRange&
   if (j < end) run(j, end - j);
 }
 
+/// The first slots of the sure rows of one SIMD filter call for Q queries (null in a count
+/// search, !kStoreSure), which the filter keeps as local cursors (in registers); zeroes the border
+/// counts: the border rows, rarely written, are counted in `out` (their cursors in registers too
+/// spilled the sure ones).
+template <int Q, bool kStoreSure>
+std::array<std::uint32_t*, Q> start_rows(BlockOutput& out) {
+  std::array<std::uint32_t*, Q> sure{};
+  for (int q = 0; q < Q; ++q) {
+    if constexpr (kStoreSure) sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
+    out.border_count[q] = 0;
+  }
+  return sure;
+}
+
 /// Sets out.sure_count from the sure rows' end cursors (kStoreSure) or from the counts.
 template <int Q, bool kStoreSure>
 void store_sure_counts(const std::array<std::uint32_t*, Q>& sure_end,
@@ -124,6 +139,14 @@ void store_sure_counts(const std::array<std::uint32_t*, Q>& sure_end,
                          sure_end[q] - (out.sure + static_cast<std::size_t>(q) * out.stride))
                    : sure_count[q];
   }
+}
+
+/// Kept lanes whose float distance, read as unsigned bits, is at or above this may be border
+/// candidates: those above band.lo (for floats >= 0 the bits order as the numbers do, and a NaN's
+/// bits lie above every number's). 0 when band.lo < 0 (a band that takes in distance 0, or no
+/// band at all): every kept lane is then looked at again.
+inline std::uint32_t border_from_bits(FloatBand band) {
+  return band.lo >= 0.0f ? std::bit_cast<std::uint32_t>(band.lo) + 1u : 0u;
 }
 
 /// Calls kernel.template operator()<Q, kStoreSure>() with Q = queries.count (1 ..= kBlockQueries)

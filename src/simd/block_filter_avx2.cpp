@@ -48,23 +48,14 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
   for (int q = 0; q < Q; ++q) {
     for (int k = 0; k < Dim; ++k) position[q][k] = _mm256_set1_ps(queries.position[q][k]);
   }
-  // The sure rows' cursors (or counts) stay in registers; the border rows, rarely written, are
-  // counted in `out`.
-  std::array<std::uint32_t*, Q> sure{};
+  std::array<std::uint32_t*, Q> sure = start_rows<Q, kStoreSure>(out);
   std::array<std::uint32_t, Q> sure_count{};
-  for (int q = 0; q < Q; ++q) {
-    if constexpr (kStoreSure) sure[q] = out.sure + static_cast<std::size_t>(q) * out.stride;
-    out.border_count[q] = 0;
-  }
   const bool after = queries.after;
   // Local copies: the row stores may alias `points` as far as the compiler knows.
   std::array<const float*, Dim> axis = points.axis;
   const std::uint32_t* const candidate_ids = points.ids;
   const __m256 lo = _mm256_set1_ps(band.lo), hi = _mm256_set1_ps(band.hi);
-  // Kept lanes whose distance bits are at or above this may be border candidates (see
-  // block_filter_avx512.cpp); 0 when band.lo < 0: every vector is looked at again.
-  const __m256i border_from = _mm256_set1_epi32(
-      band.lo >= 0.0f ? static_cast<int>(std::bit_cast<std::uint32_t>(band.lo) + 1u) : 0);
+  const __m256i border_from = _mm256_set1_epi32(static_cast<int>(border_from_bits(band)));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   // Candidates j .. j + 7, of which the first `left` exist (all of them when left >= 8);
   // kMaySkip: some query may skip one of them.
