@@ -11,6 +11,7 @@
 // A scalar version for every machine, and AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -85,8 +86,8 @@ struct SkippedRange {
   explicit SkippedRange(const QueryBlock<Dim>& queries) {
     for (int q = 0; q < queries.count; ++q) {
       if (queries.skip[q] == kSkipNone) continue;
-      first = first < queries.skip[q] ? first : queries.skip[q];
-      last = last > queries.skip[q] ? last : queries.skip[q];
+      first = std::min(first, queries.skip[q]);
+      last = std::max(last, queries.skip[q]);
     }
     if (queries.after && first <= last) first = 0;
   }

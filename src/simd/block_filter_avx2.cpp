@@ -90,7 +90,7 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       if (kMaySkip) {
         const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(j)), lane);
         const __m256i skip = _mm256_set1_epi32(static_cast<int>(queries.skip[q]));
-        // index > skip (unsigned) with `after`, index == skip without: the lanes to drop.
+        // The lanes to drop: index <= skip (unsigned) with `after`, index == skip without.
         const __m256i dropped = after ? _mm256_cmpeq_epi32(_mm256_max_epu32(index, skip), skip)
                                       : _mm256_cmpeq_epi32(index, skip);
         kept_lanes = _mm256_andnot_ps(_mm256_castsi256_ps(dropped), kept_lanes);

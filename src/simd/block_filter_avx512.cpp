@@ -2,7 +2,6 @@
 // best_block_filter() calls it only on processors that report AVX-512F.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <array>
 #include <bit>
 
