@@ -2,11 +2,9 @@
 // another set a cross query of its points into the other set's index (see point_sets.hpp).
 #include "spatialhash/point_sets.hpp"
 
-#include <cmath>
 #include <string>
 
 #include "engine_base.hpp"
-#include "shortest.hpp"
 
 namespace spatialhash {
 
