@@ -196,7 +196,7 @@ class Harness {
     // Every operation in the first order asked for; the per-step list operations in the others.
     for (const Order order : orders_) {
       for (const Op op : ops_) {
-        if (order == orders_.front() || op == Op::rebuild_lists || op == Op::step_lists) {
+        if (order == orders_.front() || makes_lists(op)) {
           print_summary(stdout, infos_, rows_, op, std::string(order_name(order)));
         }
       }
@@ -306,7 +306,8 @@ int main(int argc, char** argv) {
                  "ListOptions::low_memory)")
       ->delimiter(',');
   app.add_option("--ops", s.ops,
-                 "all, or a list of: build rebuild_lists step_lists pairs counts ball")
+                 "all, or a list of: build rebuild_lists step_lists rebuild_rows step_rows "
+                 "pairs counts ball")
       ->delimiter(',');
   app.add_option("--orders", s.orders, "shuffled,sorted")->delimiter(',');
   app.add_option("--cap", s.caps,

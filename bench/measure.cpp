@@ -49,6 +49,10 @@ std::string_view op_name(Op op) {
       return "rebuild+lists";
     case Op::step_lists:
       return "step+lists";
+    case Op::rebuild_rows:
+      return "rebuild+rows";
+    case Op::step_rows:
+      return "step+rows";
     case Op::pairs:
       return "pairs";
     case Op::counts:
@@ -62,6 +66,8 @@ std::string_view op_name(Op op) {
 std::string_view op_key(Op op) {
   if (op == Op::rebuild_lists) return "rebuild_lists";
   if (op == Op::step_lists) return "step_lists";
+  if (op == Op::rebuild_rows) return "rebuild_rows";
+  if (op == Op::step_rows) return "step_rows";
   return op_name(op);
 }
 
@@ -71,7 +77,8 @@ Op parse_op(std::string_view key) {
   }
   if (key == "lists") return Op::rebuild_lists;
   throw std::invalid_argument("unknown operation '" + std::string(key) +
-                              "' (valid: build, rebuild_lists, step_lists, pairs, counts, ball)");
+                              "' (valid: build, rebuild_lists, step_lists, rebuild_rows, "
+                              "step_rows, pairs, counts, ball)");
 }
 
 Digest digest_lists(const spatialhash::NeighborLists& lists) {
@@ -84,6 +91,18 @@ Digest digest_lists(const spatialhash::NeighborLists& lists) {
     for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
       d.fingerprint += entry_hash(i, lists.indices[k]);
     }
+  }
+  return d;
+}
+
+Digest digest_rows(const spatialhash::NeighborRows& rows) {
+  Digest d;
+  const std::size_t n = rows.size();
+  d.per_item.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    d.per_item[i] = rows.count[i];
+    d.total += rows.count[i];
+    for (const spatialhash::index_t j : rows.row(i)) d.fingerprint += entry_hash(i, j);
   }
   return d;
 }

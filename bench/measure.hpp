@@ -18,6 +18,9 @@ enum class Op {
   rebuild_lists,  ///< construct + full CSR neighbor lists into fresh arrays
   step_lists,     ///< construct + full lists into the previous step's arrays (storage reused):
                   ///< what a simulation that keeps its lists does every step
+  rebuild_rows,   ///< construct + the same lists as NeighborRows (rows where the search wrote
+                  ///< them: Index::neighbor_rows) into fresh arrays
+  step_rows,      ///< construct + NeighborRows into the previous step's arrays
   pairs,          ///< every unordered pair once, on an index built outside the timing
   counts,         ///< neighbor count of every point, on an index built outside the timing
   ball,  ///< ball queries at random positions, hits counted per query, threads over queries
@@ -26,8 +29,13 @@ enum class Op {
 std::string_view op_name(Op op);    ///< "build", "rebuild+lists", ...
 std::string_view op_key(Op op);     ///< "build", "rebuild_lists", ... (flags, JSON)
 Op parse_op(std::string_view key);  ///< throws std::invalid_argument
-inline constexpr Op kAllOps[] = {Op::build, Op::rebuild_lists, Op::step_lists,
-                                 Op::pairs, Op::counts,        Op::ball};
+inline constexpr Op kAllOps[] = {Op::build,     Op::rebuild_lists, Op::step_lists, Op::rebuild_rows,
+                                 Op::step_rows, Op::pairs,         Op::counts,     Op::ball};
+/// Whether `op` produces full neighbor lists (as CSR lists or as NeighborRows).
+inline bool makes_lists(Op op) {
+  return op == Op::rebuild_lists || op == Op::step_lists || op == Op::rebuild_rows ||
+         op == Op::step_rows;
+}
 
 /// The input of one contender run. Coordinates are interleaved, Dim per point.
 template <int Dim, class T>
@@ -64,6 +72,8 @@ struct Measurement {
 };
 
 Digest digest_lists(const spatialhash::NeighborLists& lists);
+/// The same digest as digest_lists() for the same lists held as NeighborRows.
+Digest digest_rows(const spatialhash::NeighborRows& rows);
 Digest digest_pairs(const spatialhash::PairList& pairs, std::size_t n);
 Digest digest_counts(std::span<const std::uint32_t> counts);
 

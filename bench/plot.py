@@ -22,7 +22,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
-OP_TITLES = {"build": "build", "rebuild_lists": "rebuild + full lists", "pairs": "pairs once",
+OP_TITLES = {"build": "build", "rebuild_lists": "rebuild + full lists",
+             "rebuild_rows": "rebuild + rows (NeighborRows)", "pairs": "pairs once",
              "counts": "counts only", "ball": "ball queries"}
 
 

@@ -150,7 +150,8 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       });
       break;
     }
-    case Op::rebuild_lists: {
+    case Op::rebuild_lists:
+    case Op::rebuild_rows: {  // nanoflann has one list form: CSR lists
       spatialhash::NeighborLists kept;
       m.ms = repeat(policy, [&] {
         kept = {};
@@ -165,7 +166,8 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       m.digest = digest_lists(kept);
       break;
     }
-    case Op::step_lists: {
+    case Op::step_lists:
+    case Op::step_rows: {
       spatialhash::NeighborLists lists;  // kept across repetitions, as a simulation keeps it
       m.ms = repeat(policy, [&] {
         const Timer timer;

@@ -7,6 +7,26 @@
 
 namespace bench {
 
+/// Times construct + lists of one form (Lists: NeighborLists or NeighborRows, which
+/// fill(index, lists) fills), then hands the last repetition's lists to digest(). With `refill`
+/// (step_*) the lists are kept across repetitions, as a simulation keeps them; otherwise
+/// (rebuild_*) each repetition fills fresh lists, the previous ones freed before the clock starts.
+template <class Lists, class Index, int Dim, class T, class Fill, class DigestOf>
+std::vector<double> time_lists(bool refill, const Problem<Dim, T>& problem,
+                               const spatialhash::Options& options, const RepPolicy& policy,
+                               Fill fill, DigestOf digest) {
+  Lists kept;
+  std::vector<double> ms = repeat(policy, [&] {
+    if (!refill) kept = {};
+    const Timer timer;
+    const Index index(problem.coords, problem.radius, options);
+    fill(index, kept);
+    return timer.ms();  // the index is destroyed after the clock stopped
+  });
+  digest(kept);
+  return ms;
+}
+
 template <int Dim, class T>
 Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<Dim, T>& problem,
                      Op op, int threads, const RepPolicy& policy) {
@@ -23,31 +43,20 @@ Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<
       });
       break;
     }
-    case Op::rebuild_lists: {
-      spatialhash::NeighborLists kept;
-      m.ms = repeat(policy, [&] {
-        kept = {};  // free the previous lists before the clock starts
-        const Timer timer;
-        const Index index(problem.coords, problem.radius, options);
-        spatialhash::NeighborLists lists = index.neighbor_lists(list_options);
-        const double ms = timer.ms();
-        kept = std::move(lists);
-        return ms;
-      });
-      m.digest = digest_lists(kept);
+    case Op::rebuild_lists:
+    case Op::step_lists:
+      m.ms = time_lists<spatialhash::NeighborLists, Index>(
+          op == Op::step_lists, problem, options, policy,
+          [&](const Index& index, auto& lists) { index.neighbor_lists(lists, list_options); },
+          [&](const auto& lists) { m.digest = digest_lists(lists); });
       break;
-    }
-    case Op::step_lists: {
-      spatialhash::NeighborLists lists;  // kept across repetitions, as a simulation keeps it
-      m.ms = repeat(policy, [&] {
-        const Timer timer;
-        const Index index(problem.coords, problem.radius, options);
-        index.neighbor_lists(lists, list_options);
-        return timer.ms();
-      });
-      m.digest = digest_lists(lists);
+    case Op::rebuild_rows:
+    case Op::step_rows:
+      m.ms = time_lists<spatialhash::NeighborRows, Index>(
+          op == Op::step_rows, problem, options, policy,
+          [&](const Index& index, auto& rows) { index.neighbor_rows(rows, list_options); },
+          [&](const auto& rows) { m.digest = digest_rows(rows); });
       break;
-    }
     case Op::pairs: {
       const Index index(problem.coords, problem.radius, options);
       spatialhash::PairList kept;

@@ -121,6 +121,9 @@ class EngineBase {
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
   virtual void neighbor_lists(const ListRequest& request, NeighborLists& out) const;
+  /// Fills `out` with the full lists as NeighborRows (request.low_memory does not apply). The
+  /// default takes neighbor_lists() and points each row at its place in the CSR arrays.
+  virtual void neighbor_rows(const ListRequest& request, NeighborRows& out) const;
   /// Row q of `out`: the indices of the indexed points within request.radius of queries[q], no
   /// distances whatever the request says (every member of `out` is overwritten). The default
   /// counts, then fills, one ball_indices() per query and pass.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "engine_base.hpp"
 
@@ -48,6 +49,18 @@ void EngineBase<Dim, T>::neighbor_lists(const ListRequest& request, NeighborList
   PairSink sink(visit);
   pairs(radius, sink);
   sink.flush();
+}
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& out) const {
+  NeighborLists lists;
+  neighbor_lists(request, lists);
+  const std::size_t n = lists.size();
+  out.start.assign(lists.offsets.begin(), lists.offsets.end() - 1);
+  out.count.resize(n);
+  for (std::size_t i = 0; i < n; ++i) out.count[i] = static_cast<index_t>(lists.count(i));
+  out.indices = std::move(lists.indices);
+  out.distances = std::move(lists.distances);
 }
 
 template <int Dim, class T>

@@ -194,6 +194,20 @@ void Index<Dim, T>::neighbor_lists(NeighborLists& out, const ListOptions& option
 }
 
 template <int Dim, class T>
+NeighborRows Index<Dim, T>::neighbor_rows(const ListOptions& options) const {
+  NeighborRows rows;
+  neighbor_rows(rows, options);
+  return rows;
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::neighbor_rows(NeighborRows& out, const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  engine_->neighbor_rows({.radius = r, .with_distances = options.with_distances}, out);
+  if (options.sorted) detail::sort_rows(out, threads());
+}
+
+template <int Dim, class T>
 std::vector<index_t> Index<Dim, T>::neighbor_counts(double radius) const {
   const double r = checked_query_radius(radius);
   std::vector<index_t> counts(size());

@@ -1,9 +1,11 @@
-// sort_rows: orders every row of a CSR neighbor list by neighbor index (the `sorted` option of
-// the list queries), carrying distances along. Rows are independent, so threads share them out.
+// sort_rows: orders every row of a neighbor list (CSR or NeighborRows) by neighbor index (the
+// `sorted` option of the list queries), carrying distances along. Rows are independent, so
+// threads share them out.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -18,10 +20,13 @@ namespace spatialhash::detail {
 /// docs/benchmarks.md).
 inline constexpr std::size_t kRankSortMax = 64;
 
-/// Sorts every row of `lists` by neighbor index, carrying distances along.
-inline void sort_rows(NeighborLists& lists, int threads) {
-  const auto n = static_cast<std::int64_t>(lists.size());
-  const bool with_distances = !lists.distances.empty();
+/// Sorts each of `rows` rows by neighbor index, carrying distances along: row i is the
+/// row_length(i) entries of `indices` (and of `distances` unless it is empty) from row_begin(i).
+template <class RowBegin, class RowLength>
+void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index_t* all_indices,
+               double* all_distances, int threads) {
+  const auto n = static_cast<std::int64_t>(rows);
+  const bool with_distances = all_distances != nullptr;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<std::pair<index_t, double>> row;
@@ -30,10 +35,10 @@ inline void sort_rows(NeighborLists& lists, int threads) {
     std::array<std::uint32_t, kRankSortMax> ranks;
 #pragma omp for schedule(dynamic, 1024)
     for (std::int64_t i = 0; i < n; ++i) {
-      const std::size_t begin = lists.offsets[i], end = lists.offsets[i + 1];
-      const std::size_t length = end - begin;
-      index_t* indices = lists.indices.data() + begin;
-      double* row_distances = with_distances ? lists.distances.data() + begin : nullptr;
+      const std::size_t begin = row_begin(i);
+      const std::size_t length = row_length(i);
+      index_t* indices = all_indices + begin;
+      double* row_distances = with_distances ? all_distances + begin : nullptr;
       if (length <= kRankSortMax) {
         std::copy(indices, indices + length, ids.begin());
         if (with_distances) std::copy(row_distances, row_distances + length, distances.begin());
@@ -70,6 +75,22 @@ inline void sort_rows(NeighborLists& lists, int threads) {
       }
     }
   }
+}
+
+/// Sorts every row of `lists` by neighbor index, carrying distances along.
+inline void sort_rows(NeighborLists& lists, int threads) {
+  sort_rows(
+      lists.size(), [&](std::int64_t i) { return lists.offsets[i]; },
+      [&](std::int64_t i) { return lists.count(static_cast<std::size_t>(i)); },
+      lists.indices.data(), lists.distances.empty() ? nullptr : lists.distances.data(), threads);
+}
+
+/// Sorts every row of `rows` by neighbor index, carrying distances along.
+inline void sort_rows(NeighborRows& rows, int threads) {
+  sort_rows(
+      rows.size(), [&](std::int64_t i) { return rows.start[i]; },
+      [&](std::int64_t i) { return std::size_t{rows.count[i]}; }, rows.indices.data(),
+      rows.distances.empty() ? nullptr : rows.distances.data(), threads);
 }
 
 }  // namespace spatialhash::detail

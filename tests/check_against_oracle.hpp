@@ -107,6 +107,30 @@ inline bool is_dense_grid_refusal(const spatialhash::InvalidArgument& e) {
   return std::string(e.what()).find("dense_grid refuses a lattice of") != std::string::npos;
 }
 
+/// Checks the shape of NeighborRows over n points: n rows, each inside `indices`, no two
+/// overlapping, every entry outside the rows kNoNeighbor (its distance NaN), and `distances`
+/// either empty or as long as `indices`.
+inline void expect_row_layout(const spatialhash::NeighborRows& rows, std::size_t n) {
+  ASSERT_EQ(rows.start.size(), n);
+  ASSERT_EQ(rows.count.size(), n);
+  ASSERT_TRUE(rows.distances.empty() || rows.distances.size() == rows.indices.size());
+  std::vector<char> covered(rows.indices.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_LE(rows.start[i] + rows.count[i], rows.indices.size()) << "row " << i;
+    for (std::size_t k = rows.start[i]; k < rows.start[i] + rows.count[i]; ++k) {
+      ASSERT_EQ(covered[k], 0) << "entry " << k << " is in two rows (the second: " << i << ")";
+      covered[k] = 1;
+    }
+  }
+  for (std::size_t k = 0; k < covered.size(); ++k) {
+    if (covered[k] != 0) continue;
+    ASSERT_EQ(rows.indices[k], spatialhash::kNoNeighbor) << "entry " << k << " is in no row";
+    if (!rows.distances.empty()) {
+      ASSERT_TRUE(std::isnan(rows.distances[k])) << "entry " << k;
+    }
+  }
+}
+
 template <int Dim, class T>
 void check_against_oracle(const spatialhash::Options& options, const datasets::Dataset& d) {
   const spatialhash::Engine engine = options.engine;
@@ -249,6 +273,33 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                   std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim])));
       }
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
+    }
+  }
+  // NeighborRows: the same rows as the oracle's, each where the search wrote it. Sorted with
+  // distances, and unsorted refilled into rows left over from a different query.
+  {
+    const auto rows = index.neighbor_rows({.sorted = true, .with_distances = true});
+    expect_row_layout(rows, n);
+    spatialhash::NeighborRows refilled;
+    refilled.start.assign(n + 3, 7);
+    refilled.count.assign(2 * n + 1, 5);
+    refilled.indices.assign(4 * n + 9, 12345);
+    refilled.distances.assign(13, -1.0);
+    index.neighbor_rows(refilled, {.with_distances = false});
+    expect_row_layout(refilled, n);
+    ASSERT_TRUE(refilled.distances.empty());
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto row = rows.row(i);
+      ASSERT_EQ(std::vector<std::size_t>(row.begin(), row.end()), want_lists[i])
+          << "rows: point " << i;
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        ASSERT_EQ(rows.distances[rows.start[i] + k],
+                  std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[row[k] * Dim])));
+      }
+      const auto unsorted_row = refilled.row(i);
+      std::vector<std::size_t> sorted_row(unsorted_row.begin(), unsorted_row.end());
+      std::sort(sorted_row.begin(), sorted_row.end());
+      ASSERT_EQ(sorted_row, want_lists[i]) << "refilled rows: point " << i;
     }
   }
   // A smaller query radius on the same index.

@@ -159,7 +159,9 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
     const auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
     const auto unsorted = index.neighbor_lists();
     const auto low = index.neighbor_lists({.sorted = true, .low_memory = true});
+    const auto rows = index.neighbor_rows({.sorted = true});
     const auto counts = index.neighbor_counts();
+    ASSERT_EQ(rows.size(), n);
     ASSERT_EQ(lists.size(), n);
     ASSERT_EQ(unsorted.size(), n);
     ASSERT_EQ(low.size(), n);
@@ -182,6 +184,9 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
       const std::vector<std::size_t> low_row(low.indices.begin() + low.offsets[i],
                                              low.indices.begin() + low.offsets[i + 1]);
       ASSERT_EQ(low_row, want_lists[i]) << "low-memory list of point " << i;
+      const auto got_row = rows.row(i);
+      ASSERT_EQ(std::vector<std::size_t>(got_row.begin(), got_row.end()), want_lists[i])
+          << "neighbor_rows of point " << i;
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
     }
   }

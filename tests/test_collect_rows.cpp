@@ -2,7 +2,9 @@
 // synthetic search whose rows are known in advance: every way a unit's rows reach the CSR
 // arrays (buffered, deferred because the estimate exceeds the buffer budget, deferred because a
 // thread's buffer filled up although the estimate fit, low memory), on one and two threads, with
-// distances, compared with the rows the search was asked to produce; and the streaming row copy
+// distances, compared with the rows the search was asked to produce; the same for the rows
+// written where the threads find room (src/engines/collect_rows_unordered.hpp), with estimates
+// that fit and estimates so low that rows spill; and the streaming row copy
 // (src/engines/chunk_copy.hpp) at every length and alignment.
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "../src/engines/collect_rows.hpp"
+#include "../src/engines/collect_rows_unordered.hpp"
 
 namespace {
 
@@ -57,6 +60,14 @@ struct SyntheticSearch {
     return {first, last};
   }
 };
+
+/// Coordinates of n points in 3D, uniform in [-5, 5), from a seeded generator.
+std::vector<double> random_coords(std::size_t n, unsigned seed) {
+  std::vector<double> coords(3 * n);
+  std::mt19937 rng(seed);
+  for (auto& c : coords) c = std::uniform_real_distribution<double>(-5, 5)(rng);
+  return coords;
+}
 
 /// The search's scratch: rows are handed out from here with the filter's slack after them, as
 /// the engine's filter rows are.
@@ -121,9 +132,7 @@ void expect_rows(const SyntheticSearch& search, const PointsView<3, double>& poi
 TEST(CollectRows, EveryPathGivesTheSearchsRows) {
   constexpr std::size_t n = 20000;
   const SyntheticSearch search(n);
-  std::vector<double> coords(3 * n);
-  std::mt19937 rng(3);
-  for (auto& c : coords) c = std::uniform_real_distribution<double>(-5, 5)(rng);
+  const std::vector<double> coords = random_coords(n, 3);
   const PointsView<3, double> points(coords.data(), n);
   const std::size_t all_bytes = search.entries * sizeof(index_t);
   struct Case {
@@ -185,6 +194,83 @@ TEST(CollectRows, ASecondSearchThatDiffersIsAnError) {
                    [&](std::int64_t u) { return search.slots_of(u); }, run, request, lists),
                std::logic_error);
   EXPECT_GT(calls, 0);
+}
+
+// Rows written where the threads find room: every row of the search, at a place of its own,
+// the rest kNoNeighbor, with an estimate that fits, one far too low (most rows spill), and none;
+// with rows that no slot covers (they stay empty).
+TEST(CollectRowsUnordered, EveryRowOnceWhateverTheEstimate) {
+  constexpr std::size_t n = 20000;
+  const SyntheticSearch search(n);
+  const std::vector<double> coords = random_coords(n, 5);
+  const PointsView<3, double> points(coords.data(), n);
+  for (const std::size_t estimate : {search.entries, search.entries / 50, std::size_t{0}}) {
+    for (const int threads : {1, 2, 3}) {
+      for (const bool with_distances : {false, true}) {
+        for (const std::size_t extra_rows : {std::size_t{0}, std::size_t{17}}) {
+          SCOPED_TRACE("estimate " + std::to_string(estimate) + ", " + std::to_string(threads) +
+                       " threads" + (with_distances ? ", distances" : "") + ", " +
+                       std::to_string(extra_rows) + " rows without a slot");
+          spatialhash::NeighborRows rows;
+          rows.indices.assign(5, 1);  // stale contents must not survive
+          int runs = 0;
+          collect_rows<Work>(
+              threads, points, search.units(), search.row_of, n + extra_rows, estimate,
+              [&](std::int64_t u) { return search.slots_of(u); },
+              [&](std::int64_t u, Work& work, bool count_only, auto&& emit) {
+                ASSERT_FALSE(count_only);
+#pragma omp atomic
+                ++runs;
+                const auto [first, last] = search.slots_of(u);
+                for (std::uint32_t s = first; s < last; ++s) {
+                  const auto& row = search.row_by_slot[s];
+                  work.row.assign(row.size() + kFilterSlack, 0xFFFFFFFEu);
+                  std::copy(row.begin(), row.end(), work.row.begin());
+                  emit(s, work.row.data(), static_cast<std::uint32_t>(row.size()));
+                }
+              },
+              ListRequest{.radius = 1.0, .with_distances = with_distances}, rows);
+          EXPECT_EQ(runs, search.units());
+          ASSERT_EQ(rows.size(), n + extra_rows);
+          std::vector<char> covered(rows.indices.size(), 0);
+          for (std::size_t s = 0; s < n; ++s) {
+            const index_t row = search.row_of[s];
+            const auto& expected = search.row_by_slot[s];
+            ASSERT_EQ(rows.count[row], expected.size()) << "row " << row;
+            ASSERT_LE(rows.start[row] + rows.count[row], rows.indices.size()) << "row " << row;
+            for (std::size_t k = 0; k < expected.size(); ++k) {
+              const std::size_t at = rows.start[row] + k;
+              ASSERT_EQ(covered[at], 0) << "entry " << at << " in two rows";
+              covered[at] = 1;
+              ASSERT_EQ(rows.indices[at], expected[k]) << "row " << row << " #" << k;
+              if (!with_distances) continue;
+              double d2 = 0;
+              for (int a = 0; a < 3; ++a) {
+                const double d = points.coord(row, a) - points.coord(expected[k], a);
+                d2 += d * d;
+              }
+              ASSERT_EQ(rows.distances[at], std::sqrt(d2));
+            }
+          }
+          for (std::size_t row = n; row < n + extra_rows; ++row) EXPECT_EQ(rows.count[row], 0u);
+          ASSERT_EQ(rows.distances.size(), with_distances ? rows.indices.size() : 0);
+          std::size_t unused = 0;
+          for (std::size_t at = 0; at < covered.size(); ++at) {
+            if (covered[at] != 0) continue;
+            ++unused;
+            ASSERT_EQ(rows.indices[at], spatialhash::kNoNeighbor) << "entry " << at;
+            if (with_distances) {
+              ASSERT_TRUE(std::isnan(rows.distances[at])) << "entry " << at;
+            }
+          }
+          // The gaps are at most a row and a chunk of slack for each chunk claimed, and a chunk
+          // per thread.
+          EXPECT_LE(unused, static_cast<std::size_t>(threads) * spatialhash::detail::kRowChunk +
+                                (rows.indices.size() / spatialhash::detail::kRowChunk + 1) * 60);
+        }
+      }
+    }
+  }
 }
 
 // copy_streaming writes a row's whole cache lines with non-temporal stores and its partial first

@@ -147,6 +147,12 @@ class Index {
   /// member of `out` is overwritten; lists that already held entries also keep the default
   /// engine's row buffers for the next refill (out.scratch, see ListScratch).
   void neighbor_lists(NeighborLists& out, const ListOptions& options = {}) const;
+  /// The same lists as neighbor_lists(), each row wherever the search wrote it (NeighborRows):
+  /// with the default engine, written once, without the pass that orders the rows by point.
+  /// options.low_memory changes nothing: the rows are never held twice.
+  NeighborRows neighbor_rows(const ListOptions& options = {}) const;
+  /// Same, into `out`, reusing its storage (every member is overwritten).
+  void neighbor_rows(NeighborRows& out, const ListOptions& options = {}) const;
   /// Number of neighbors of every indexed point.
   std::vector<index_t> neighbor_counts(double radius = kIndexRadius) const;
   /// Indices of the indexed points within `radius` of `center`, ascending when `sorted`.

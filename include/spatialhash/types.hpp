@@ -222,6 +222,29 @@ struct NeighborLists {
   std::size_t count(std::size_t i) const { return offsets[i + 1] - offsets[i]; }
 };
 
+/// The value of the entries of NeighborRows::indices that belong to no row.
+inline constexpr index_t kNoNeighbor = 0xFFFFFFFFu;
+
+/// Neighbor lists of many points, each row stored where the search happened to write it: the
+/// neighbors of point i are indices[start[i] .. start[i] + count[i]). Rows are contiguous but not
+/// in point order, and the space between them (a fraction of a percent) holds kNoNeighbor, with NaN
+/// distances. Index::neighbor_rows() writes every row once, straight from the search, where
+/// neighbor_lists() also moves every row into point order (CSR): for code that reads a point's
+/// neighbors through start and count, the same lists sooner.
+struct NeighborRows {
+  ResultVector<std::size_t> start;
+  ResultVector<index_t> count;
+  ResultVector<index_t> indices;
+  /// Euclidean distance of each entry of `indices`; empty unless requested.
+  ResultVector<double> distances;
+
+  std::size_t size() const { return start.size(); }
+  /// The neighbors of point i.
+  std::span<const index_t> row(std::size_t i) const {
+    return {indices.data() + start[i], count[i]};
+  }
+};
+
 /// Radius argument meaning "the radius the index was built with" (the default of every query).
 inline constexpr double kIndexRadius = -1.0;
 

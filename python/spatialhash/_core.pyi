@@ -41,6 +41,9 @@ class Index:
     def neighbor_lists(
         self, radius: float, sorted: bool, with_distances: bool, low_memory: bool
     ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
+    def neighbor_rows(
+        self, radius: float, sorted: bool, with_distances: bool
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_counts(self, radius: float) -> np.ndarray: ...
     def cross(
         self, queries: np.ndarray, radius: float, sorted: bool, with_distances: bool

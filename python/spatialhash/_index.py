@@ -320,6 +320,29 @@ class Index:
             return offsets, indices, distances
         return offsets, indices
 
+    def neighbor_rows(
+        self,
+        r: Optional[float] = None,
+        *,
+        sort: bool = False,
+        return_distances: bool = False,
+    ) -> Union[Tuple[IntArray, IntArray, IntArray], Tuple[IntArray, IntArray, IntArray, FloatArray]]:
+        """The lists of :meth:`neighbor_lists`, each row where the search wrote it.
+
+        Returns ``(start, count, indices)``: the neighbors of point i are
+        ``indices[start[i]:start[i] + count[i]]`` (int64). Rows are not in point order, and the
+        entries between them (a fraction of a percent) are -1. The search writes every row once,
+        without the pass that puts the rows in point order, so this is faster than
+        :meth:`neighbor_lists` and holds no second copy of the lists. ``sort`` and
+        ``return_distances`` as for :meth:`neighbor_lists` (distances between rows are NaN).
+        """
+        start, count, indices, distances = self._core.neighbor_rows(
+            as_radius(r, self.radius), bool(sort), bool(return_distances)
+        )
+        if return_distances:
+            return start, count, indices, distances
+        return start, count, indices
+
     def count_neighbors_per_point(self, r: Optional[float] = None) -> IntArray:
         """Number of neighbors of every indexed point within r (default: the index radius),
         the point itself not counted: an int64 array of shape (n,), equal to

@@ -32,6 +32,9 @@ class TypedIndex final : public AnyIndex {
   NeighborLists neighbor_lists(const ListOptions& options) const override {
     return index_.neighbor_lists(options);
   }
+  NeighborRows neighbor_rows(const ListOptions& options) const override {
+    return index_.neighbor_rows(options);
+  }
   std::vector<index_t> neighbor_counts(double radius) const override {
     return index_.neighbor_counts(radius);
   }

@@ -32,6 +32,7 @@ class AnyIndex {
   /// Every pair within `radius` once, written to `out` (Index::pairs(PairOutput&)).
   virtual void pairs(PairOutput& out, double radius) const = 0;
   virtual NeighborLists neighbor_lists(const ListOptions& options) const = 0;
+  virtual NeighborRows neighbor_rows(const ListOptions& options) const = 0;
   virtual std::vector<index_t> neighbor_counts(double radius) const = 0;
   /// Row q: the indexed points within options.radius of query position q. `queries` holds dim()
   /// doubles per position.

@@ -125,7 +125,9 @@ py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int
   {
     py::gil_scoped_release nogil;
 #pragma omp parallel for schedule(static) num_threads(threads) if (m > kParallelThreshold)
-    for (std::int64_t k = 0; k < m; ++k) dst[k] = indices[k];
+    for (std::int64_t k = 0; k < m; ++k) {
+      dst[k] = indices[k] == kNoNeighbor ? std::int64_t{-1} : std::int64_t{indices[k]};
+    }
   }
   return out;
 }

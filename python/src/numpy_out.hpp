@@ -38,7 +38,7 @@ class Int64PairOutput final : public PairOutput {
  private:
   ResultVector<std::int64_t> values_;
 };
-/// int64 copy of an array of point indices.
+/// int64 copy of an array of point indices; kNoNeighbor (never an index) becomes -1.
 py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int threads);
 /// CSR offsets as int64, taking over the vector's memory (no copy).
 py::array_t<std::int64_t> offsets_to_numpy(ResultVector<std::size_t>&& offsets);

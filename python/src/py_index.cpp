@@ -77,6 +77,13 @@ py::tuple csr_to_numpy(NeighborLists&& lists, bool with_distances, int threads) 
                         distances_or_none(std::move(lists.distances), with_distances));
 }
 
+py::tuple rows_to_numpy(NeighborRows&& rows, bool with_distances, int threads) {
+  auto indices = indices_to_numpy(rows.indices, threads);
+  auto count = indices_to_numpy(rows.count, threads);
+  return py::make_tuple(offsets_to_numpy(std::move(rows.start)), count, indices,
+                        distances_or_none(std::move(rows.distances), with_distances));
+}
+
 class PyIndex {
  private:
   /// Runs a search without the GIL, excluded from concurrent update() calls.
@@ -141,6 +148,12 @@ class PyIndex {
     NeighborLists lists =
         search([&](const AnyIndex& index) { return index.neighbor_lists(options); });
     return csr_to_numpy(std::move(lists), with_distances, threads());
+  }
+
+  py::tuple neighbor_rows(double radius, bool sorted, bool with_distances) const {
+    const ListOptions options = list_options(radius, sorted, with_distances);
+    NeighborRows rows = search([&](const AnyIndex& index) { return index.neighbor_rows(options); });
+    return rows_to_numpy(std::move(rows), with_distances, threads());
   }
 
   py::array_t<std::int64_t> neighbor_counts(double radius) const {
@@ -246,6 +259,9 @@ void bind_index(py::module_& module) {
       .def("neighbor_lists", &PyIndex::neighbor_lists, py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), py::arg("low_memory"),
            "(offsets int64, indices int64, distances or None)")
+      .def("neighbor_rows", &PyIndex::neighbor_rows, py::arg("radius"), py::arg("sorted"),
+           py::arg("with_distances"),
+           "(start int64, count int64, indices int64 (-1 outside the rows), distances or None)")
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), "CSR neighbors of each query position, one radius")

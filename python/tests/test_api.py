@@ -231,6 +231,8 @@ def test_empty_and_tiny_inputs():
         assert empty.query_pairs(output_type="set") == set()
         offsets, indices = empty.neighbor_lists()
         assert offsets.tolist() == [0] and indices.size == 0
+        start, count, indices = empty.neighbor_rows()
+        assert start.shape == count.shape == (0,) and (indices == -1).all()
         assert empty.count_neighbors_per_point().shape == (0,)
         assert empty.query_ball_point(np.zeros(dim)) == []
         assert empty.query_ball_point(np.empty((0, dim))).shape == (0,)
@@ -309,6 +311,7 @@ def test_help_documents_every_public_method():
         "query_ball_point",
         "sparse_distance_matrix",
         "neighbor_lists",
+        "neighbor_rows",
         "count_neighbors_per_point",
         "pairs_with_distances",
         "update",

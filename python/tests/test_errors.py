@@ -107,11 +107,12 @@ def test_positional_engine_is_rejected():
         lambda ix, r: ix.query_pairs(r),
         lambda ix, r: ix.query_ball_point(POINTS[0], r),
         lambda ix, r: ix.neighbor_lists(r),
+        lambda ix, r: ix.neighbor_rows(r),
         lambda ix, r: ix.count_neighbors_per_point(r),
         lambda ix, r: ix.pairs_with_distances(r),
         lambda ix, r: ix.sparse_distance_matrix(None, r),
     ],
-    ids=["query_pairs", "ball", "lists", "counts", "distances", "sparse"],
+    ids=["query_pairs", "ball", "lists", "rows", "counts", "distances", "sparse"],
 )
 @pytest.mark.parametrize(
     "r,error,message",

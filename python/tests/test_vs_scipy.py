@@ -164,6 +164,28 @@ def test_native_extras_match_oracle(kind, dim, dtype):
     assert counts.dtype == np.int64
     assert counts.tolist() == [len(row) for row in expected_lists]
 
+    # The same lists as rows where the search wrote them: each in bounds, no two overlapping,
+    # every other entry -1; sorted rows equal the oracle's, distances those of the pairs.
+    start, count, indices = index.neighbor_rows(sort=True)
+    assert start.dtype == count.dtype == indices.dtype == np.int64
+    assert len(start) == len(count) == N
+    assert [indices[start[i] : start[i] + count[i]].tolist() for i in range(N)] == expected_lists
+    covered = np.zeros(len(indices), dtype=np.int64)
+    for i in range(N):
+        covered[start[i] : start[i] + count[i]] += 1
+    assert covered.max(initial=0) <= 1 and (indices[covered == 0] == -1).all()
+    start, count, indices, distances = index.neighbor_rows(return_distances=True)
+    rows = np.repeat(np.arange(N), count)
+    entries = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    np.testing.assert_allclose(
+        distances[entries],
+        np.linalg.norm(reference[rows] - reference[indices[entries]], axis=1),
+        rtol=1e-12,
+    )
+    assert sorted(map(sorted, [indices[s : s + c].tolist() for s, c in zip(start, count)])) == sorted(
+        expected_lists
+    )
+
     pairs, dists = index.pairs_with_distances(sort=True)
     expected = oracle_np.pair_distances(points, r)
     assert pairs.tolist() == sorted(map(list, expected))

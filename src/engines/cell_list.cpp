@@ -15,7 +15,9 @@
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
 // (collect_rows.hpp); with ListOptions::low_memory a count search comes first and the rows are then
-// written straight into place. Pairs go to a resizable output in one search, each block claiming
+// written straight into place. The same rows as NeighborRows (neighbor_rows) are written once,
+// into chunks of one shared array that the threads claim with an atomic cursor
+// (collect_rows_unordered.hpp). Pairs go to a resizable output in one search, each block claiming
 // the next free range with an atomic cursor; to a fixed-size output, counted per block first, then
 // written at their offsets (pair_output). Cross queries are sorted by cell and searched like the
 // points of a cell, by groups of cells where they fill three or more of a group's cells
@@ -49,6 +51,7 @@
 #include "cell_list_layout.hpp"
 #include "chunk_copy.hpp"
 #include "collect_rows.hpp"
+#include "collect_rows_unordered.hpp"
 
 namespace spatialhash::detail {
 namespace {
@@ -243,19 +246,11 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
-    const Search search{band_for(request.radius), request.radius * request.radius};
-    const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-    collect_rows<CellWork<Dim>>(
-        this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
-        estimated_entries(search, Stencil::full, layout_.size()),
-        [&](std::int64_t b) {
-          return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
-        },
-        [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
-          search_block(b, Stencil::full, count_only ? Ids::none : Ids::original, search, work,
-                       emit);
-        },
-        request, lists);
+    full_lists(request, lists);
+  }
+  /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
+  void neighbor_rows(const ListRequest& request, NeighborRows& rows) const override {
+    full_lists(request, rows);
   }
 
   /// Queries sorted by cell (Z-order), so that each cell's stencil is gathered once for all its
@@ -780,6 +775,25 @@ class CellList final : public EngineBase<Dim, T> {
   /// Which stencil a cell search covers: all cells around it, or only those after it in memory
   /// order (each pair of cells once).
   enum class Stencil { full, half };
+  /// The full-stencil search of every block, its rows collected into `lists`: CSR lists
+  /// (collect_rows.hpp) or NeighborRows (collect_rows_unordered.hpp).
+  template <class Lists>
+  void full_lists(const ListRequest& request, Lists& lists) const {
+    const Search search{band_for(request.radius), request.radius * request.radius};
+    const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
+    collect_rows<CellWork<Dim>>(
+        this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
+        estimated_entries(search, Stencil::full, layout_.size()),
+        [&](std::int64_t b) {
+          return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
+        },
+        [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
+          search_block(b, Stencil::full, count_only ? Ids::none : Ids::original, search, work,
+                       emit);
+        },
+        request, lists);
+  }
+
   /// What a cell search reports for a neighbor: its original index, its sorted position, or
   /// nothing (a count search: emit gets each point's count and a null row, and the filter skips
   /// the sure rows' compress and store; border candidates come as sorted positions).

@@ -2,6 +2,7 @@
 // cross queries of cell_list. The search runs in units of consecutive slots (a slot is one
 // query: an indexed point or a cross-query position); its rows come out in slot order within a
 // unit, in whatever order the threads finish the units, and land in the caller's row order.
+// (NeighborRows, which need not be in row order, skip the buffers: collect_rows_unordered.hpp.)
 #pragma once
 
 #include <algorithm>

@@ -1,0 +1,190 @@
+// Rows of a parallel search written once, straight into the caller's NeighborRows, in the order
+// the threads find them: the neighbor_rows() of cell_list. Beside collect_rows.hpp (CSR lists in
+// the caller's row order, which goes through per-thread buffers, an offsets pass and a placement
+// pass) this skips both passes and the buffers: each thread claims chunks of one shared array
+// with an atomic cursor and writes its rows there as it finds them.
+//
+// Invariants of the shared array (out.indices) while the search runs:
+//   - [0, cursor) is claimed: every chunk in it belongs to one thread, which alone writes it;
+//   - a thread's rows lie back to back in its chunk; a row that does not fit the rest of its
+//     chunk goes to a new chunk, and the rest (a gap, at most a row plus kCopyChunk entries) is
+//     recorded and filled with kNoNeighbor at the end, as is the unused tail of each thread's
+//     last chunk;
+//   - [cursor, capacity) is reserved but never written: untouched pages cost no memory.
+// A row that finds no room left (the estimate was too low) goes to its thread's spill buffer
+// instead; spilled rows are appended after [0, cursor) at the end, the only case that may copy
+// the array.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "spatialhash/points.hpp"
+#include "spatialhash/types.hpp"
+
+#include "../engine_base.hpp"
+#include "../exact.hpp"
+#include "../growable_buffer.hpp"
+#include "../threads.hpp"
+#include "chunk_copy.hpp"
+
+namespace spatialhash::detail {
+
+/// Entries a thread claims of the shared array at a time (256 KiB): the gaps a chunk leaves (at
+/// most one row) are then a fraction of a percent, and the cursor is touched rarely.
+inline constexpr std::size_t kRowChunk = std::size_t{1} << 16;
+
+/// Rows of a search collected into `out` (NeighborRows) as the threads find them: the
+/// counterpart of collect_rows(..., NeighborLists&) (collect_rows.hpp), with the same arguments.
+/// The work is `units` units taken dynamically by `threads` threads, each with its own `Work`;
+/// unit u covers the slots [slots_of(u).first, .second) and run(u, work, count_only, emit) must
+/// call emit(slot, ids, count) once for each of them (run here always with count_only false and
+/// ids non-null; ids has kCopyChunk entries of room past count). Slot t's row is row row_of[t] of
+/// `out` (rows that no slot covers stay empty). `estimate` (entries) sizes the shared array; a
+/// lower one is slower, never wrong. Of `request`, only with_distances applies (the rows are
+/// never buffered); with distances, row_of[t] must be a point of `points`.
+template <class Work, int Dim, class T, class SlotsOf, class Run>
+void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
+                  std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
+                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborRows& out) {
+  const bool with_distances = request.with_distances;
+  const std::size_t slots = row_of.size();
+  // Where each slot's row starts: in the shared array, or (kSpilled set) in the spill buffer of
+  // the thread that ran the slot's unit, unit_thread[u].
+  constexpr std::size_t kSpilled = std::size_t{1} << (std::numeric_limits<std::size_t>::digits - 1);
+  ResultVector<std::size_t> slot_start;
+  ResultVector<std::uint32_t> slot_length;
+  sized_for_overwrite(slot_start, slots);
+  sized_for_overwrite(slot_length, slots);
+  std::vector<int> unit_thread(static_cast<std::size_t>(units));
+
+  // The shared array: the estimate with a margin, plus two chunks per thread for the gaps and
+  // the last chunks' tails. Refilled rows reuse their storage when it is large enough.
+  const std::size_t capacity =
+      estimate + estimate / 4 + 2 * static_cast<std::size_t>(threads) * kRowChunk;
+  if (out.indices.capacity() < capacity) out.indices = {};  // freed before the new one is taken
+  sized_for_overwrite(out.indices, capacity);
+  index_t* const shared = out.indices.data();
+  std::atomic<std::size_t> cursor = 0;
+
+  std::vector<GrowableBuffer<index_t>> spill(static_cast<std::size_t>(threads));
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> gaps(
+      static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = thread_id();
+    GrowableBuffer<index_t>& own_spill = spill[static_cast<std::size_t>(t)];
+    std::vector<std::pair<std::size_t, std::size_t>>& own_gaps = gaps[static_cast<std::size_t>(t)];
+    std::size_t at = 0, chunk_end = 0;  // the free part of this thread's chunk
+    bool full = false;                  // no chunk left: every row from now on spills
+    // A new chunk with room for `need` entries; false when the shared array has none left.
+    const auto claim = [&](std::size_t need) {
+      const std::size_t size = std::max(kRowChunk, need);
+      std::size_t begin = cursor.load(std::memory_order_relaxed);
+      do {
+        if (begin + size > capacity) return false;
+      } while (!cursor.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed));
+      if (at < chunk_end) own_gaps.emplace_back(at, chunk_end);
+      at = begin;
+      chunk_end = begin + size;
+      return true;
+    };
+    Work work;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t u = 0; u < units; ++u) {
+      unit_thread[static_cast<std::size_t>(u)] = t;
+      run(u, work, false, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
+        const std::size_t need = length + kCopyChunk;  // copy_in_chunks writes whole chunks
+        slot_length[slot] = length;
+        if (chunk_end - at < need) {
+          if (!full) full = !claim(need);
+          if (full) {
+            slot_start[slot] = kSpilled | own_spill.size();
+            copy_in_chunks(own_spill.reserve_more(need), ids, length);
+            own_spill.grow(length);
+            return;
+          }
+        }
+        slot_start[slot] = at;
+        copy_in_chunks(shared + at, ids, length);
+        at += length;
+      });
+    }
+    if (at < chunk_end) own_gaps.emplace_back(at, chunk_end);
+  }
+
+  // Spilled rows go after the claimed part, thread after thread.
+  const std::size_t claimed = cursor.load();
+  std::vector<std::size_t> spill_at(static_cast<std::size_t>(threads));
+  std::size_t total = claimed;
+  for (int t = 0; t < threads; ++t) {
+    spill_at[static_cast<std::size_t>(t)] = total;
+    total += spill[static_cast<std::size_t>(t)].size();
+  }
+  out.indices.resize(total);  // copies the array only when rows spilled past its capacity
+  if (total > claimed) {
+    for (int t = 0; t < threads; ++t) {
+      const GrowableBuffer<index_t>& rows_spilled = spill[static_cast<std::size_t>(t)];
+      std::copy(rows_spilled.data(), rows_spilled.data() + rows_spilled.size(),
+                out.indices.data() + spill_at[static_cast<std::size_t>(t)]);
+    }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t u = 0; u < units; ++u) {
+      const auto [first, last] = slots_of(u);
+      const std::size_t base = spill_at[static_cast<std::size_t>(unit_thread[u])];
+      for (std::uint32_t s = first; s < last; ++s) {
+        if ((slot_start[s] & kSpilled) != 0) slot_start[s] = base + (slot_start[s] & ~kSpilled);
+      }
+    }
+  }
+  for (const auto& thread_gaps : gaps) {
+    for (const auto& [begin, end] : thread_gaps) {
+      std::fill(out.indices.data() + begin, out.indices.data() + end, kNoNeighbor);
+    }
+  }
+
+  // Slot order to row order: scattered stores, but independent ones (a pass of their own is
+  // faster than the same stores inside the search: docs/benchmarks.md, twentieth session).
+  sized_for_overwrite(out.start, rows);
+  sized_for_overwrite(out.count, rows);
+  if (slots < rows) {
+    std::fill(out.start.begin(), out.start.end(), std::size_t{0});
+    std::fill(out.count.begin(), out.count.end(), index_t{0});
+  }
+  const auto signed_slots = static_cast<std::int64_t>(slots);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_slots; ++s) {
+    out.start[row_of[s]] = slot_start[s];
+    out.count[row_of[s]] = slot_length[s];
+  }
+
+  if (!with_distances) {
+    out.distances.clear();
+    return;
+  }
+  // Gaps get NaN, rows their distances.
+  sized_for_overwrite(out.distances, out.indices.size());
+  for (const auto& thread_gaps : gaps) {
+    for (const auto& [begin, end] : thread_gaps) {
+      std::fill(out.distances.data() + begin, out.distances.data() + end,
+                std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_slots; ++s) {
+    const index_t row = row_of[s];
+    const std::size_t begin = slot_start[s];
+    for (std::uint32_t k = 0; k < slot_length[s]; ++k) {
+      out.distances[begin + k] = std::sqrt(distance_squared(points, row, out.indices[begin + k]));
+    }
+  }
+}
+
+}  // namespace spatialhash::detail
