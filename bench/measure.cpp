@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +15,20 @@ namespace {
 
 std::uint64_t entry_hash(std::uint64_t a, std::uint64_t b) {
   return mix64((a << 32) | b);
+}
+
+/// The digest of n rows of neighbor lists, row(i) giving point i's neighbors as a span.
+template <class RowOf>
+Digest digest_of_rows(std::size_t n, RowOf row) {
+  Digest d;
+  d.per_item.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::span<const spatialhash::index_t> neighbors = row(i);
+    d.per_item[i] = static_cast<std::uint32_t>(neighbors.size());
+    d.total += neighbors.size();
+    for (const spatialhash::index_t j : neighbors) d.fingerprint += entry_hash(i, j);
+  }
+  return d;
 }
 
 }  // namespace
@@ -82,29 +97,14 @@ Op parse_op(std::string_view key) {
 }
 
 Digest digest_lists(const spatialhash::NeighborLists& lists) {
-  Digest d;
-  const std::size_t n = lists.size();
-  d.per_item.resize(n);
-  d.total = lists.indices.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    d.per_item[i] = static_cast<std::uint32_t>(lists.count(i));
-    for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
-      d.fingerprint += entry_hash(i, lists.indices[k]);
-    }
-  }
-  return d;
+  return digest_of_rows(lists.size(), [&](std::size_t i) {
+    return std::span<const spatialhash::index_t>(lists.indices.data() + lists.offsets[i],
+                                                 lists.count(i));
+  });
 }
 
 Digest digest_rows(const spatialhash::NeighborRows& rows) {
-  Digest d;
-  const std::size_t n = rows.size();
-  d.per_item.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    d.per_item[i] = rows.count[i];
-    d.total += rows.count[i];
-    for (const spatialhash::index_t j : rows.row(i)) d.fingerprint += entry_hash(i, j);
-  }
-  return d;
+  return digest_of_rows(rows.size(), [&](std::size_t i) { return rows.row(i); });
 }
 
 Digest digest_pairs(const spatialhash::PairList& list, std::size_t n) {

@@ -144,11 +144,13 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       }
     }
   }
-  for (const auto& thread_gaps : gaps) {
-    for (const auto& [begin, end] : thread_gaps) {
-      std::fill(out.indices.data() + begin, out.indices.data() + end, kNoNeighbor);
+  // The entries between rows get `value` in `values` (indices, and distances when asked for).
+  const auto fill_gaps = [&](auto* values, auto value) {
+    for (const auto& thread_gaps : gaps) {
+      for (const auto& [begin, end] : thread_gaps) std::fill(values + begin, values + end, value);
     }
-  }
+  };
+  fill_gaps(out.indices.data(), kNoNeighbor);
 
   // Slot order to row order: scattered stores, but independent ones (a pass of their own is
   // faster than the same stores inside the search: docs/benchmarks.md, twentieth session).
@@ -171,12 +173,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   }
   // Gaps get NaN, rows their distances.
   sized_for_overwrite(out.distances, out.indices.size());
-  for (const auto& thread_gaps : gaps) {
-    for (const auto& [begin, end] : thread_gaps) {
-      std::fill(out.distances.data() + begin, out.distances.data() + end,
-                std::numeric_limits<double>::quiet_NaN());
-    }
-  }
+  fill_gaps(out.distances.data(), std::numeric_limits<double>::quiet_NaN());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t s = 0; s < signed_slots; ++s) {
     const index_t row = row_of[s];
