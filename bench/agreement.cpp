@@ -33,8 +33,7 @@ std::string stats(Op op, const Digest& d) {
                       static_cast<double>(d.per_item.size());
   char text[96];
   std::snprintf(text, sizeof text, "%s per %s: mean %.1f, max %u",
-                op == Op::ball ? "hits" : "neighbors", op == Op::ball ? "query" : "point", mean,
-                most);
+                is_ball(op) ? "hits" : "neighbors", is_ball(op) ? "query" : "point", mean, most);
   return text;
 }
 

@@ -12,9 +12,8 @@ namespace bench {
 
 /// One spatialhash engine through the public API: spatialhash::Index with
 /// Options{.engine = engine, .threads = threads}; list operations (rebuild_lists, step_lists,
-/// rebuild_rows, step_rows, ball) pass ListOptions{.low_memory = low_memory}. Ball queries use
-/// Index::for_each_in_ball_batch from an OpenMP loop over the queries (the library's ball query is
-/// thread-safe).
+/// rebuild_rows, step_rows, ball, ball_rows) pass ListOptions{.low_memory = low_memory}. Ball
+/// queries go to Index::cross (ball) or Index::cross_rows (ball_rows) all at once.
 template <int Dim, class T>
 Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<Dim, T>& problem,
                      Op op, int threads, const RepPolicy& policy);

@@ -168,7 +168,7 @@ class Harness {
     for (const std::string& key : keys_) {
       bool header_done = false;
       for (const std::size_t n : sizes_) {
-        const bool want_ball = std::find(ops_.begin(), ops_.end(), Op::ball) != ops_.end();
+        const bool want_ball = std::any_of(ops_.begin(), ops_.end(), is_ball);
         std::vector<double> queries;
         for (const Order order : orders_) {
           // Generated afresh for each order (it is deterministic), and the double copy freed
@@ -235,7 +235,7 @@ class Harness {
           row.threads = threads;
           row.engine = c.name;
           row.ours = c.ours;
-          row.items = op == Op::ball ? problem.queries.size() / Dim : problem.size();
+          row.items = is_ball(op) ? problem.queries.size() / Dim : problem.size();
           if (problem.size() > c.cap) {
             row.status = "skipped";
             row.reason = "n > cap " + format_count(c.cap) + "; --cap " + c.name + "=none runs it";
@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--ops", s.ops,
                  "all, or a list of: build rebuild_lists step_lists rebuild_rows step_rows "
-                 "pairs counts ball")
+                 "pairs counts ball ball_rows")
       ->delimiter(',');
   app.add_option("--orders", s.orders, "shuffled,sorted")->delimiter(',');
   app.add_option("--cap", s.caps,

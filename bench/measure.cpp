@@ -74,6 +74,8 @@ std::string_view op_name(Op op) {
       return "counts";
     case Op::ball:
       return "ball";
+    case Op::ball_rows:
+      return "ball+rows";
   }
   return "?";
 }
@@ -83,6 +85,7 @@ std::string_view op_key(Op op) {
   if (op == Op::step_lists) return "step_lists";
   if (op == Op::rebuild_rows) return "rebuild_rows";
   if (op == Op::step_rows) return "step_rows";
+  if (op == Op::ball_rows) return "ball_rows";
   return op_name(op);
 }
 
@@ -93,7 +96,7 @@ Op parse_op(std::string_view key) {
   if (key == "lists") return Op::rebuild_lists;
   throw std::invalid_argument("unknown operation '" + std::string(key) +
                               "' (valid: build, rebuild_lists, step_lists, rebuild_rows, "
-                              "step_rows, pairs, counts, ball)");
+                              "step_rows, pairs, counts, ball, ball_rows)");
 }
 
 Digest digest_lists(const spatialhash::NeighborLists& lists) {

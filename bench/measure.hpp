@@ -23,14 +23,20 @@ enum class Op {
   step_rows,      ///< construct + NeighborRows into the previous step's arrays
   pairs,          ///< every unordered pair once, on an index built outside the timing
   counts,         ///< neighbor count of every point, on an index built outside the timing
-  ball,  ///< ball queries at random positions, hits counted per query, threads over queries
+  ball,       ///< ball queries at random positions, hits counted per query, threads over queries
+  ball_rows,  ///< the same ball queries, ours as NeighborRows (Index::cross_rows)
 };
 
 std::string_view op_name(Op op);    ///< "build", "rebuild+lists", ...
 std::string_view op_key(Op op);     ///< "build", "rebuild_lists", ... (flags, JSON)
 Op parse_op(std::string_view key);  ///< throws std::invalid_argument
-inline constexpr Op kAllOps[] = {Op::build,     Op::rebuild_lists, Op::step_lists, Op::rebuild_rows,
-                                 Op::step_rows, Op::pairs,         Op::counts,     Op::ball};
+inline constexpr Op kAllOps[] = {Op::build,        Op::rebuild_lists, Op::step_lists,
+                                 Op::rebuild_rows, Op::step_rows,     Op::pairs,
+                                 Op::counts,       Op::ball,          Op::ball_rows};
+/// Whether `op` runs the ball queries (its items are the queries, not the points).
+inline bool is_ball(Op op) {
+  return op == Op::ball || op == Op::ball_rows;
+}
 /// Whether `op` produces full neighbor lists (as CSR lists or as NeighborRows).
 inline bool makes_lists(Op op) {
   return op == Op::rebuild_lists || op == Op::step_lists || op == Op::rebuild_rows ||

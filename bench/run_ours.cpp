@@ -85,21 +85,28 @@ Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<
       m.digest = digest_counts(kept);
       break;
     }
-    case Op::ball: {
+    case Op::ball:
+    case Op::ball_rows: {
       const Index index(problem.coords, problem.radius, options);
       const auto queries = static_cast<std::int64_t>(problem.queries.size() / Dim);
+      const spatialhash::PointsView<Dim, double> positions(problem.queries.data(),
+                                                           problem.queries.size() / Dim);
       std::vector<std::uint32_t> hits(static_cast<std::size_t>(queries));
+      // All queries at once (the engines batch them where they can), as CSR lists (cross) or
+      // NeighborRows (cross_rows); a row's length is its query's count.
       m.ms = repeat(policy, [&] {
         const Timer timer;
-        // All queries at once (Index::cross, CSR lists: the engines batch them where they
-        // can); a row's length is its query's count.
-        const auto lists = index.cross(spatialhash::PointsView<Dim, double>(
-                                           problem.queries.data(), problem.queries.size() / Dim),
-                                       list_options);
-        const double ms = timer.ms();
-        for (std::int64_t q = 0; q < queries; ++q) {
-          hits[q] = static_cast<std::uint32_t>(lists.count(static_cast<std::size_t>(q)));
+        if (op == Op::ball) {
+          const auto lists = index.cross(positions, list_options);
+          const double ms = timer.ms();
+          for (std::int64_t q = 0; q < queries; ++q) {
+            hits[q] = static_cast<std::uint32_t>(lists.count(static_cast<std::size_t>(q)));
+          }
+          return ms;
         }
+        const auto rows = index.cross_rows(positions, list_options);
+        const double ms = timer.ms();
+        for (std::int64_t q = 0; q < queries; ++q) hits[q] = rows.count[q];
         return ms;
       });
       m.digest = digest_counts(hits);

@@ -129,6 +129,10 @@ class EngineBase {
   /// counts, then fills, one ball_indices() per query and pass.
   virtual void cross_lists(std::span<const Position> queries, const ListRequest& request,
                            NeighborLists& out) const;
+  /// The rows of cross_lists() as NeighborRows (request.low_memory does not apply). The default
+  /// takes cross_lists() and points each row at its place in the CSR arrays.
+  virtual void cross_rows(std::span<const Position> queries, const ListRequest& request,
+                          NeighborRows& out) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
   virtual void pair_output(double radius, PairOutput& out) const;
   /// The pairs as a PairList, with distances when asked. The default takes pair_output() without

@@ -51,16 +51,33 @@ void EngineBase<Dim, T>::neighbor_lists(const ListRequest& request, NeighborList
   sink.flush();
 }
 
-template <int Dim, class T>
-void EngineBase<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& out) const {
-  NeighborLists lists;
-  neighbor_lists(request, lists);
+namespace {
+
+/// CSR lists as NeighborRows: each row where it lies (no gaps), the arrays moved, not copied.
+void rows_from_lists(NeighborLists&& lists, NeighborRows& out) {
   const std::size_t n = lists.size();
   out.start.assign(lists.offsets.begin(), lists.offsets.end() - 1);
   out.count.resize(n);
   for (std::size_t i = 0; i < n; ++i) out.count[i] = static_cast<index_t>(lists.count(i));
   out.indices = std::move(lists.indices);
   out.distances = std::move(lists.distances);
+}
+
+}  // namespace
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& out) const {
+  NeighborLists lists;
+  neighbor_lists(request, lists);
+  rows_from_lists(std::move(lists), out);
+}
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::cross_rows(std::span<const Position> queries, const ListRequest& request,
+                                    NeighborRows& out) const {
+  NeighborLists lists;
+  cross_lists(queries, request, lists);
+  rows_from_lists(std::move(lists), out);
 }
 
 template <int Dim, class T>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -233,17 +234,8 @@ void Index<Dim, T>::ball(const Position& center, double radius, std::vector<inde
 
 template <int Dim, class T>
 template <class U>
-NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions& options) const {
-  NeighborLists lists;
-  cross(queries, lists, options);
-  return lists;
-}
-
-template <int Dim, class T>
-template <class U>
-void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
-                          const ListOptions& options) const {
-  const double r = checked_query_radius(options.radius);
+ResultVector<typename Index<Dim, T>::Position> Index<Dim, T>::checked_queries(
+    PointsView<Dim, U> queries) const {
   if (queries.size() > 0 && queries.data == nullptr) {
     throw InvalidArgument("spatialhash: cross query with null data and a non-zero count");
   }
@@ -270,43 +262,121 @@ void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
       }
     }
   }
+  return positions;
+}
+
+namespace {
+
+/// The distances of cross rows: each row rewritten from a ball query, which carries the engine's
+/// distances (a periodic index measures across the box), so the row's room fits its neighbors
+/// exactly. Row q is indices[row_begin(q), row_begin(q) + row_length(q)); `distances` has the
+/// room of `indices`, and entries outside every row are left alone.
+template <int Dim, class T, class RowBegin, class RowLength>
+void fill_cross_distances(const detail::EngineBase<Dim, T>& engine,
+                          std::span<const typename detail::EngineBase<Dim, T>::Position> queries,
+                          double radius, RowBegin row_begin, RowLength row_length, index_t* indices,
+                          double* distances, int threads) {
+  const auto m = static_cast<std::int64_t>(queries.size());
+  std::atomic<bool> same = true;
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+  for (std::int64_t q = 0; q < m; ++q) {
+    std::size_t cursor = row_begin(q);
+    const std::size_t end = cursor + row_length(q);
+    auto visit = [&](std::span<const Hit> batch) {
+      for (const Hit& h : batch) {
+        if (cursor == end) {
+          same = false;
+          return;
+        }
+        indices[cursor] = h.index;
+        distances[cursor] = std::sqrt(h.distance_squared);
+        ++cursor;
+      }
+    };
+    detail::HitSink sink(visit);
+    engine.ball(queries[q], radius, sink);
+    sink.flush();
+    if (cursor != end) same = false;
+  }
+  if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
+}
+
+}  // namespace
+
+template <int Dim, class T>
+template <class U>
+NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions& options) const {
+  NeighborLists lists;
+  cross(queries, lists, options);
+  return lists;
+}
+
+template <int Dim, class T>
+template <class U>
+void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
+                          const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  const ResultVector<Position> positions = checked_queries(queries);
   engine_->cross_lists(positions, {.radius = r, .low_memory = options.low_memory}, lists);
   if (options.with_distances) {
-    // Each row again, from a ball query that carries the engine's distances (a periodic index
-    // measures across the box): the same neighbors, so the row's room fits them exactly.
     lists.distances.resize(lists.offsets.back());
-    std::atomic<bool> same = true;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads())
-    for (std::int64_t q = 0; q < m; ++q) {
-      std::size_t cursor = lists.offsets[q];
-      auto visit = [&](std::span<const Hit> batch) {
-        for (const Hit& h : batch) {
-          if (cursor == lists.offsets[q + 1]) {
-            same = false;
-            return;
-          }
-          lists.indices[cursor] = h.index;
-          lists.distances[cursor] = std::sqrt(h.distance_squared);
-          ++cursor;
-        }
-      };
-      detail::HitSink sink(visit);
-      engine_->ball(positions[q], r, sink);
-      sink.flush();
-      if (cursor != lists.offsets[q + 1]) same = false;
-    }
-    if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
+    fill_cross_distances(
+        *engine_, std::span<const Position>(positions), r,
+        [&](std::int64_t q) { return lists.offsets[q]; },
+        [&](std::int64_t q) { return lists.offsets[q + 1] - lists.offsets[q]; },
+        lists.indices.data(), lists.distances.data(), threads());
   }
   if (options.sorted) detail::sort_rows(lists, threads());
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                                         \
-  template class Index<D, T>;                                                                 \
-  template NeighborLists Index<D, T>::cross(PointsView<D, float>, const ListOptions&) const;  \
-  template NeighborLists Index<D, T>::cross(PointsView<D, double>, const ListOptions&) const; \
-  template void Index<D, T>::cross(PointsView<D, float>, NeighborLists&, const ListOptions&)  \
-      const;                                                                                  \
-  template void Index<D, T>::cross(PointsView<D, double>, NeighborLists&, const ListOptions&) const;
+template <int Dim, class T>
+template <class U>
+NeighborRows Index<Dim, T>::cross_rows(PointsView<Dim, U> queries,
+                                       const ListOptions& options) const {
+  NeighborRows rows;
+  cross_rows(queries, rows, options);
+  return rows;
+}
+
+template <int Dim, class T>
+template <class U>
+void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
+                               const ListOptions& options) const {
+  const double r = checked_query_radius(options.radius);
+  const ResultVector<Position> positions = checked_queries(queries);
+  engine_->cross_rows(positions, {.radius = r}, rows);
+  if (options.with_distances) {
+    // Entries between rows get NaN, as in neighbor_rows(); the rows their distances.
+    const auto entries = static_cast<std::int64_t>(rows.indices.size());
+    detail::sized_for_overwrite(rows.distances, rows.indices.size());
+#pragma omp parallel for schedule(static) num_threads(threads())
+    for (std::int64_t e = 0; e < entries; ++e) {
+      rows.distances[e] =
+          rows.indices[e] == kNoNeighbor ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    }
+    fill_cross_distances(
+        *engine_, std::span<const Position>(positions), r,
+        [&](std::int64_t q) { return rows.start[q]; },
+        [&](std::int64_t q) { return std::size_t{rows.count[q]}; }, rows.indices.data(),
+        rows.distances.data(), threads());
+  }
+  if (options.sorted) detail::sort_rows(rows, threads());
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T)                                                             \
+  template class Index<D, T>;                                                                     \
+  template NeighborLists Index<D, T>::cross(PointsView<D, float>, const ListOptions&) const;      \
+  template NeighborLists Index<D, T>::cross(PointsView<D, double>, const ListOptions&) const;     \
+  template void Index<D, T>::cross(PointsView<D, float>, NeighborLists&, const ListOptions&)      \
+      const;                                                                                      \
+  template void Index<D, T>::cross(PointsView<D, double>, NeighborLists&, const ListOptions&)     \
+      const;                                                                                      \
+  template NeighborRows Index<D, T>::cross_rows(PointsView<D, float>, const ListOptions&) const;  \
+  template NeighborRows Index<D, T>::cross_rows(PointsView<D, double>, const ListOptions&) const; \
+  template void Index<D, T>::cross_rows(PointsView<D, float>, NeighborRows&, const ListOptions&)  \
+      const;                                                                                      \
+  template void Index<D, T>::cross_rows(PointsView<D, double>, NeighborRows&, const ListOptions&) \
+      const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

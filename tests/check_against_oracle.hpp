@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "datasets.hpp"
+#include "expect_row_layout.hpp"
 #include "oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
 
@@ -105,30 +106,6 @@ struct ResizableRecorder final : spatialhash::PairOutput {
 /// True for dense_grid's refusal of a lattice with too many cells (src/engines/dense_grid.cpp).
 inline bool is_dense_grid_refusal(const spatialhash::InvalidArgument& e) {
   return std::string(e.what()).find("dense_grid refuses a lattice of") != std::string::npos;
-}
-
-/// Checks the shape of NeighborRows over n points: n rows, each inside `indices`, no two
-/// overlapping, every entry outside the rows kNoNeighbor (its distance NaN), and `distances`
-/// either empty or as long as `indices`.
-inline void expect_row_layout(const spatialhash::NeighborRows& rows, std::size_t n) {
-  ASSERT_EQ(rows.start.size(), n);
-  ASSERT_EQ(rows.count.size(), n);
-  ASSERT_TRUE(rows.distances.empty() || rows.distances.size() == rows.indices.size());
-  std::vector<char> covered(rows.indices.size(), 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_LE(rows.start[i] + rows.count[i], rows.indices.size()) << "row " << i;
-    for (std::size_t k = rows.start[i]; k < rows.start[i] + rows.count[i]; ++k) {
-      ASSERT_EQ(covered[k], 0) << "entry " << k << " is in two rows (the second: " << i << ")";
-      covered[k] = 1;
-    }
-  }
-  for (std::size_t k = 0; k < covered.size(); ++k) {
-    if (covered[k] != 0) continue;
-    ASSERT_EQ(rows.indices[k], spatialhash::kNoNeighbor) << "entry " << k << " is in no row";
-    if (!rows.distances.empty()) {
-      ASSERT_TRUE(std::isnan(rows.distances[k])) << "entry " << k;
-    }
-  }
 }
 
 template <int Dim, class T>
@@ -384,6 +361,37 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                   std::sqrt(oracle::distance_squared<Dim>(&exact[j * Dim], &qd[q * Dim])))
             << "cross distance of query " << q << " to " << j;
       }
+    }
+    // NeighborRows: sorted with distances from the double queries; unsorted from the float
+    // queries, refilled into rows left over from a different query.
+    const auto rows_d =
+        index.cross_rows(spatialhash::PointsView<Dim, double>(qd.data(), probes.size()),
+                         {.sorted = true, .with_distances = true});
+    expect_row_layout(rows_d, probes.size());
+    spatialhash::NeighborRows rows_f;
+    rows_f.start.assign(3, 9);
+    rows_f.count.assign(probes.size() + 4, 2);
+    rows_f.indices.assign(7, 1);
+    rows_f.distances.assign(5, 1.0);
+    index.cross_rows(spatialhash::PointsView<Dim, float>(qf.data(), probes.size()), rows_f);
+    expect_row_layout(rows_f, probes.size());
+    ASSERT_TRUE(rows_f.distances.empty());
+    for (std::size_t q = 0; q < probes.size(); ++q) {
+      const auto row = rows_d.row(q);
+      ASSERT_EQ(std::vector<std::size_t>(row.begin(), row.end()),
+                oracle::ball<Dim>(exact, probes[q], r))
+          << "cross_rows row " << q;
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        ASSERT_EQ(rows_d.distances[rows_d.start[q] + k],
+                  std::sqrt(oracle::distance_squared<Dim>(&exact[row[k] * Dim], &qd[q * Dim])))
+            << "cross_rows distance of query " << q << " to " << row[k];
+      }
+      std::array<double, Dim> pf;
+      for (int k = 0; k < Dim; ++k) pf[k] = qf_exact[q * Dim + k];
+      const auto row_f = rows_f.row(q);
+      std::vector<std::size_t> sorted_f(row_f.begin(), row_f.end());
+      std::sort(sorted_f.begin(), sorted_f.end());
+      ASSERT_EQ(sorted_f, oracle::ball<Dim>(exact, pf, r)) << "float cross_rows row " << q;
     }
   }
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_row_layout.hpp"
 #include "periodic_oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
 
@@ -209,14 +210,28 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
   {
     std::vector<double> queries;
     for (const auto& p : probes) queries.insert(queries.end(), p.begin(), p.end());
-    const auto cross = index.cross(
-        spatialhash::PointsView<Dim, double>(queries.data(), probes.size()), {.sorted = true});
+    const spatialhash::PointsView<Dim, double> view(queries.data(), probes.size());
+    const auto cross = index.cross(view, {.sorted = true});
+    // The same rows as NeighborRows, with the distances measured across the box.
+    const auto cross_rows = index.cross_rows(view, {.sorted = true, .with_distances = true});
+    expect_row_layout(cross_rows, probes.size());
     for (std::size_t q = 0; q < probes.size(); ++q) {
       const std::vector<std::size_t> row(cross.indices.begin() + cross.offsets[q],
                                          cross.indices.begin() + cross.offsets[q + 1]);
-      ASSERT_EQ(row, periodic_oracle::ball<Dim>(wrapped, box,
-                                                spatialhash::wrap_into(c.box, probes[q]), r))
-          << "cross row " << q;
+      const auto center = spatialhash::wrap_into(c.box, probes[q]);
+      ASSERT_EQ(row, periodic_oracle::ball<Dim>(wrapped, box, center, r)) << "cross row " << q;
+      const auto got_row = cross_rows.row(q);
+      ASSERT_EQ(std::vector<std::size_t>(got_row.begin(), got_row.end()), row)
+          << "cross_rows row " << q;
+      for (std::size_t k = 0; k < got_row.size(); ++k) {
+        double want_d2 = INFINITY;  // the nearest image's
+        for (const auto& shift : periodic_oracle::shifts(box)) {
+          want_d2 = std::min(want_d2, periodic_oracle::image_distance_squared<Dim>(
+                                          center.data(), &wrapped[got_row[k] * Dim], shift, box));
+        }
+        ASSERT_EQ(cross_rows.distances[cross_rows.start[q] + k], std::sqrt(want_d2))
+            << "cross_rows distance of query " << q << " to " << got_row[k];
+      }
     }
   }
 }

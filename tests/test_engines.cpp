@@ -11,6 +11,7 @@
 #include "check_against_oracle.hpp"
 #include "datasets.hpp"
 #include "engine_cases.hpp"
+#include "expect_row_layout.hpp"
 
 namespace {
 
@@ -104,23 +105,34 @@ TEST_P(EngineTest, RandomizedSeedsAndRadii) {
 }
 
 /// Batched cross queries of `queries` (interleaved 3D positions) against the points of `d`: rows
-/// compared as sets with the oracle's balls, buffered and with low_memory.
+/// compared as sets with the oracle's balls, buffered, with low_memory, and as NeighborRows.
 void check_cross(const spatialhash::Options& options, const datasets::Dataset& d,
                  const std::vector<double>& queries) {
   const std::size_t m = queries.size() / 3;
   const spatialhash::Index<3, double> index(std::span<const double>(d.xyz), d.radius, options);
+  const spatialhash::PointsView<3, double> view(queries.data(), m);
+  const auto want = [&](std::size_t q) {
+    const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
+    return oracle::ball<3>(d.xyz, center, d.radius);
+  };
   for (const bool low_memory : {false, true}) {
-    const auto lists = index.cross(spatialhash::PointsView<3, double>(queries.data(), m),
-                                   {.low_memory = low_memory});
+    const auto lists = index.cross(view, {.low_memory = low_memory});
     ASSERT_EQ(lists.size(), m);
     for (std::size_t q = 0; q < m; ++q) {
       std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
                                    lists.indices.begin() + lists.offsets[q + 1]);
       std::sort(row.begin(), row.end());
-      const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
-      ASSERT_EQ(row, oracle::ball<3>(d.xyz, center, d.radius))
-          << d.name << " cross row " << q << (low_memory ? " (low memory)" : "");
+      ASSERT_EQ(row, want(q)) << d.name << " cross row " << q
+                              << (low_memory ? " (low memory)" : "");
     }
+  }
+  const auto rows = index.cross_rows(view);
+  expect_row_layout(rows, m);
+  for (std::size_t q = 0; q < m; ++q) {
+    const auto got = rows.row(q);
+    std::vector<std::size_t> row(got.begin(), got.end());
+    std::sort(row.begin(), row.end());
+    ASSERT_EQ(row, want(q)) << d.name << " cross_rows row " << q;
   }
 }
 

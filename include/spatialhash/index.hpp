@@ -171,8 +171,21 @@ class Index {
   /// `out` is overwritten.
   template <class U>
   void cross(PointsView<Dim, U> queries, NeighborLists& out, const ListOptions& options = {}) const;
+  /// The rows of cross() as NeighborRows, row q for queries point q, each wherever the search
+  /// wrote it: with the default engine written once, without the pass that orders the rows by
+  /// query (as neighbor_rows() is to neighbor_lists()). options.low_memory changes nothing.
+  template <class U>
+  NeighborRows cross_rows(PointsView<Dim, U> queries, const ListOptions& options = {}) const;
+  /// Same, into `out`, reusing its storage (every member is overwritten).
+  template <class U>
+  void cross_rows(PointsView<Dim, U> queries, NeighborRows& out,
+                  const ListOptions& options = {}) const;
 
  private:
+  /// The queries as positions, checked: throws InvalidArgument for a null array, a stride below
+  /// the dimension, or (naming the first) a non-finite coordinate.
+  template <class U>
+  ResultVector<Position> checked_queries(PointsView<Dim, U> queries) const;
   double checked_query_radius(double radius) const;
   /// Throws InvalidArgument naming the first non-finite coordinate of a ball query position.
   static void check_ball_center(const Position& center);

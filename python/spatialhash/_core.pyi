@@ -48,6 +48,9 @@ class Index:
     def cross(
         self, queries: np.ndarray, radius: float, sorted: bool, with_distances: bool
     ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
+    def cross_rows(
+        self, queries: np.ndarray, radius: float, sorted: bool, with_distances: bool
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def balls(
         self, queries: np.ndarray, radii: np.ndarray, sorted: bool
     ) -> Tuple[np.ndarray, np.ndarray, None]: ...

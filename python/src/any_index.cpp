@@ -42,6 +42,10 @@ class TypedIndex final : public AnyIndex {
   NeighborLists cross(std::span<const double> queries, const ListOptions& options) const override {
     return index_.cross(interleaved<Dim, double>(queries), options);
   }
+  NeighborRows cross_rows(std::span<const double> queries,
+                          const ListOptions& options) const override {
+    return index_.cross_rows(interleaved<Dim, double>(queries), options);
+  }
 
   NeighborLists balls(std::span<const double> queries, std::span<const double> radii,
                       bool sorted) const override {

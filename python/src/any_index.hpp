@@ -38,6 +38,9 @@ class AnyIndex {
   /// doubles per position.
   virtual NeighborLists cross(std::span<const double> queries,
                               const ListOptions& options) const = 0;
+  /// The rows of cross() as NeighborRows (Index::cross_rows).
+  virtual NeighborRows cross_rows(std::span<const double> queries,
+                                  const ListOptions& options) const = 0;
   /// Like cross(), with radius radii[q] for position q (one radius per position).
   virtual NeighborLists balls(std::span<const double> queries, std::span<const double> radii,
                               bool sorted) const = 0;

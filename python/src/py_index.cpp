@@ -171,6 +171,15 @@ class PyIndex {
     return csr_to_numpy(std::move(lists), with_distances, threads());
   }
 
+  py::tuple cross_rows(const QueryArray& queries, double radius, bool sorted,
+                       bool with_distances) const {
+    const std::span<const double> positions = positions_of(queries, dim());
+    NeighborRows rows = search([&](const AnyIndex& index) {
+      return index.cross_rows(positions, list_options(radius, sorted, with_distances));
+    });
+    return rows_to_numpy(std::move(rows), with_distances, threads());
+  }
+
   py::tuple balls(const QueryArray& queries, const QueryArray& radii, bool sorted) const {
     const std::span<const double> positions = positions_of(queries, dim());
     if (radii.ndim() != 1) throw py::value_error("radii must be a 1-D array");
@@ -265,6 +274,9 @@ void bind_index(py::module_& module) {
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), "CSR neighbors of each query position, one radius")
+      .def("cross_rows", &PyIndex::cross_rows, py::arg("queries"), py::arg("radius"),
+           py::arg("sorted"), py::arg("with_distances"),
+           "(start, count, indices (-1 outside the rows), distances or None) of each query")
       .def("balls", &PyIndex::balls, py::arg("queries"), py::arg("radii"), py::arg("sorted"),
            "CSR neighbors of each query position, one radius per position")
       .def("ball", &PyIndex::ball, py::arg("position"), py::arg("radius"), py::arg("sorted"),

@@ -233,6 +233,10 @@ def test_empty_and_tiny_inputs():
         assert offsets.tolist() == [0] and indices.size == 0
         start, count, indices = empty.neighbor_rows()
         assert start.shape == count.shape == (0,) and (indices == -1).all()
+        offsets, indices = empty.cross_lists(np.zeros((2, dim)))
+        assert offsets.tolist() == [0, 0, 0] and indices.size == 0
+        start, count, indices = empty.cross_rows(np.zeros((2, dim)))
+        assert count.tolist() == [0, 0] and (indices == -1).all()
         assert empty.count_neighbors_per_point().shape == (0,)
         assert empty.query_ball_point(np.zeros(dim)) == []
         assert empty.query_ball_point(np.empty((0, dim))).shape == (0,)
@@ -312,6 +316,8 @@ def test_help_documents_every_public_method():
         "sparse_distance_matrix",
         "neighbor_lists",
         "neighbor_rows",
+        "cross_lists",
+        "cross_rows",
         "count_neighbors_per_point",
         "pairs_with_distances",
         "update",

@@ -108,11 +108,23 @@ def test_positional_engine_is_rejected():
         lambda ix, r: ix.query_ball_point(POINTS[0], r),
         lambda ix, r: ix.neighbor_lists(r),
         lambda ix, r: ix.neighbor_rows(r),
+        lambda ix, r: ix.cross_lists(POINTS[:3], r),
+        lambda ix, r: ix.cross_rows(POINTS[:3], r),
         lambda ix, r: ix.count_neighbors_per_point(r),
         lambda ix, r: ix.pairs_with_distances(r),
         lambda ix, r: ix.sparse_distance_matrix(None, r),
     ],
-    ids=["query_pairs", "ball", "lists", "rows", "counts", "distances", "sparse"],
+    ids=[
+        "query_pairs",
+        "ball",
+        "lists",
+        "rows",
+        "cross_lists",
+        "cross_rows",
+        "counts",
+        "distances",
+        "sparse",
+    ],
 )
 @pytest.mark.parametrize(
     "r,error,message",
@@ -158,6 +170,13 @@ def test_ball_position_not_finite(index, bad):
             index.query_ball_point(positions, **kwargs)
     with pytest.raises(ValueError, match="query point 1 has a non-finite coordinate 2"):
         index.sparse_distance_matrix(positions)
+    for cross in (index.cross_lists, index.cross_rows):
+        with pytest.raises(ValueError, match="query point 1 has a non-finite coordinate 2"):
+            cross(positions)
+        with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., 3\)"):
+            cross([[0.0, 0.0]])
+        with pytest.raises(TypeError, match="must hold real numbers"):
+            cross(["a", "b", "c"])
 
 
 def test_ball_position_not_numeric(index):
@@ -235,6 +254,8 @@ def test_core_checks_its_arguments():
     core = _core.Index(np.zeros((3, 3)), 1.0)
     with pytest.raises(ValueError, match=r"query positions must have shape \(m, 3\)"):
         core.cross(np.zeros((2, 2)), 1.0, False, False)
+    with pytest.raises(ValueError, match=r"query positions must have shape \(m, 3\)"):
+        core.cross_rows(np.zeros((2, 2)), 1.0, False, False)
     with pytest.raises(ValueError, match="2 radii for 3 query positions"):
         core.balls(np.zeros((3, 3)), np.ones(2), False)
     with pytest.raises(ValueError, match="out of order"):

@@ -82,6 +82,38 @@ def test_query_ball_point_matches_ckdtree(kind, dim, dtype):
         len(row) for row in expected
     ]
 
+    # The native cross queries: CSR rows and NeighborRows, unsorted and sorted, with distances.
+    offsets, indices = index.cross_lists(positions, sort=True)
+    assert offsets.dtype == indices.dtype == np.int64 and len(offsets) == len(positions) + 1
+    assert [indices[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+    offsets, indices, distances = index.cross_lists(positions, return_distances=True)
+    assert [sorted(indices[a:b].tolist()) for a, b in zip(offsets[:-1], offsets[1:])] == expected
+    owner = np.repeat(np.arange(len(positions)), np.diff(offsets))
+    np.testing.assert_allclose(
+        distances, np.linalg.norm(positions[owner] - points[indices].astype(np.float64), axis=1)
+    )
+    start, count, indices = index.cross_rows(positions, sort=True)
+    assert start.dtype == count.dtype == indices.dtype == np.int64
+    assert [indices[s : s + c].tolist() for s, c in zip(start, count)] == expected
+    covered = np.zeros(len(indices), dtype=np.int64)
+    for s, c in zip(start, count):
+        covered[s : s + c] += 1
+    assert covered.max(initial=0) <= 1 and (indices[covered == 0] == -1).all()
+    start, count, indices, distances = index.cross_rows(positions, return_distances=True)
+    assert [sorted(indices[s : s + c].tolist()) for s, c in zip(start, count)] == expected
+    entries = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    owner = np.repeat(np.arange(len(positions)), count)
+    np.testing.assert_allclose(
+        distances[entries],
+        np.linalg.norm(positions[owner] - points[indices[entries]].astype(np.float64), axis=1),
+    )
+    assert np.isnan(distances[covered == 0]).all()
+    # Leading axes are flattened; a smaller radius.
+    start, count, indices = index.cross_rows(positions.reshape(2, -1, dim), r * 0.5, sort=True)
+    assert [indices[s : s + c].tolist() for s, c in zip(start, count)] == oracle_np.balls(
+        points, positions, r * 0.5
+    )
+
     single = index.query_ball_point(positions[0])
     assert isinstance(single, list)
     assert sorted(single) == sorted(tree.query_ball_point(positions[0], r))

@@ -21,11 +21,11 @@
 // the next free range with an atomic cursor; to a fixed-size output, counted per block first, then
 // written at their offsets (pair_output). Cross queries are sorted by cell and searched like the
 // points of a cell, by groups of cells where they fill three or more of a group's cells
-// (cross_lists); a query whose stencil holds no point (one bit of the layout's dilated occupancy
-// bitmap) is dropped in the key pass, as one off the lattice, and such queries are left out before
-// the sort where they are many. Stencil cells are found through the layout's dense array or, on
-// mostly empty lattices, its hash table behind an occupancy bitmap read a row of the stencil at a
-// time (CellListLayout::for_each_cell_in_box).
+// (cross_search, serving cross_lists and cross_rows); a query whose stencil holds no point (one bit
+// of the layout's dilated occupancy bitmap) is dropped in the key pass, as one off the lattice, and
+// such queries are left out before the sort where they are many. Stencil cells are found through
+// the layout's dense array or, on mostly empty lattices, its hash table behind an occupancy bitmap
+// read a row of the stencil at a time (CellListLayout::for_each_cell_in_box).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -253,10 +253,57 @@ class CellList final : public EngineBase<Dim, T> {
     full_lists(request, rows);
   }
 
-  /// Queries sorted by cell (Z-order), so that each cell's stencil is gathered once for all its
-  /// queries and tested against them kBlockQueries at a time, as in neighbor_lists().
   void cross_lists(std::span<const Position> queries, const ListRequest& request,
                    NeighborLists& lists) const override {
+    cross_search(queries, request, lists);
+  }
+  /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
+  void cross_rows(std::span<const Position> queries, const ListRequest& request,
+                  NeighborRows& rows) const override {
+    cross_search(queries, request, rows);
+  }
+
+  /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
+  /// block's pairs are collected in a per-thread buffer, then claim the next free range of the
+  /// output (an atomic cursor) and are copied there. The output is allocated from a sampled
+  /// estimate plus a margin; blocks that would land past it wait until the parallel search is
+  /// over and the output has been resized to the true count. Any other output gets a count
+  /// search first (count-only filter), then a second search writes each block at its offset.
+  void pair_output(double radius, PairOutput& out) const override {
+    const Search search{band_for(radius), radius * radius};
+    if (out.resizable()) {
+      pairs_in_one_search(search, out);
+    } else {
+      pairs_counted_first(search, out);
+    }
+  }
+
+  /// pair_output() into the list, then the distances in parallel.
+  PairList pair_list(double radius, bool with_distances) const override {
+    PairList list;
+    PairListOutput output(list);
+    pair_output(radius, output);
+    if (with_distances) {
+      sized_for_overwrite(list.distances, list.pairs.size());
+      const auto m = static_cast<std::int64_t>(list.pairs.size());
+      const auto& points = this->context_.points;
+#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
+      for (std::int64_t k = 0; k < m; ++k) {
+        const Pair& p = list.pairs[k];
+        list.distances[k] = std::sqrt(distance_squared(points, p.first, p.second));
+      }
+    }
+    return list;
+  }
+
+ private:
+  /// Queries sorted by cell (Z-order), so that each cell's stencil is gathered once for all its
+  /// queries and tested against them kBlockQueries at a time, as in neighbor_lists(); the rows
+  /// collected into `lists`: CSR lists (collect_rows.hpp) or NeighborRows
+  /// (collect_rows_unordered.hpp). No distances (the collectors' are between indexed points).
+  template <class Lists>
+  void cross_search(std::span<const Position> queries, const ListRequest& request,
+                    Lists& lists) const {
     const Search search{band_for(request.radius), request.radius * request.radius};
     const std::size_t m = queries.size();
     const int threads = this->context_.threads;
@@ -433,40 +480,6 @@ class CellList final : public EngineBase<Dim, T> {
         lists);
   }
 
-  /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
-  /// block's pairs are collected in a per-thread buffer, then claim the next free range of the
-  /// output (an atomic cursor) and are copied there. The output is allocated from a sampled
-  /// estimate plus a margin; blocks that would land past it wait until the parallel search is
-  /// over and the output has been resized to the true count. Any other output gets a count
-  /// search first (count-only filter), then a second search writes each block at its offset.
-  void pair_output(double radius, PairOutput& out) const override {
-    const Search search{band_for(radius), radius * radius};
-    if (out.resizable()) {
-      pairs_in_one_search(search, out);
-    } else {
-      pairs_counted_first(search, out);
-    }
-  }
-
-  /// pair_output() into the list, then the distances in parallel.
-  PairList pair_list(double radius, bool with_distances) const override {
-    PairList list;
-    PairListOutput output(list);
-    pair_output(radius, output);
-    if (with_distances) {
-      sized_for_overwrite(list.distances, list.pairs.size());
-      const auto m = static_cast<std::int64_t>(list.pairs.size());
-      const auto& points = this->context_.points;
-#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
-      for (std::int64_t k = 0; k < m; ++k) {
-        const Pair& p = list.pairs[k];
-        list.distances[k] = std::sqrt(distance_squared(points, p.first, p.second));
-      }
-    }
-    return list;
-  }
-
- private:
   /// The thresholds of one search.
   struct Search {
     FloatBand band;
