@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Times spatialhash against scipy.spatial.cKDTree (query_pairs, query_ball_point) and
-scikit-learn's NearestNeighbors.radius_neighbors on uniform random points with a radius chosen
-for a given mean number of neighbors, and prints the ratios.
+"""Times spatialhash against scipy.spatial.cKDTree (query_pairs, query_ball_point,
+sparse_distance_matrix) and scikit-learn's NearestNeighbors.radius_neighbors on uniform random
+points with a radius chosen for a given mean number of neighbors, and prints the ratios.
 
     /usr/bin/python3 python/bench_vs_scipy.py                       # 100k and 1M points, 3D
     /usr/bin/python3 python/bench_vs_scipy.py --sizes 20000 --repeat 1 --markdown
@@ -91,6 +91,19 @@ def bench_size(args, n: int) -> List[Tuple[str, float, float]]:
         args.repeat, lambda: tree.query_ball_point(queries, r, workers=-1, return_length=True)
     )
     rows.append((f"query_ball_point x{len(queries):,} (lengths)", t_len, t_tree_len))
+
+    # sparse_distance_matrix of the index against the positions as a second set, ndarray output
+    # (fields i, j, v) on both sides; cKDTree's second tree is built before the clock starts.
+    other = cKDTree(queries)
+    t_sdm, ours = best_of(
+        args.repeat, lambda: index.sparse_distance_matrix(queries, r, output_type="ndarray")
+    )
+    t_tree_sdm, theirs = best_of(
+        args.repeat, lambda: tree.sparse_distance_matrix(other, r, output_type="ndarray")
+    )
+    if len(ours) != len(theirs):
+        print(f"  note: cKDTree found {len(theirs):,} entries, we {len(ours):,} (rounding at r)")
+    rows.append((f"sparse_distance_matrix x{len(queries):,} (ndarray)", t_sdm, t_tree_sdm))
 
     if not args.no_sklearn:
         from sklearn.neighbors import NearestNeighbors

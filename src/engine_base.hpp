@@ -10,9 +10,12 @@
 #include <span>
 #include <string_view>
 
+#include <utility>
+
 #include "grid_geometry.hpp"
 #include "growable_buffer.hpp"
 #include "sinks.hpp"
+#include "spatialhash/function_ref.hpp"
 #include "spatialhash/points.hpp"
 #include "spatialhash/types.hpp"
 
@@ -133,6 +136,16 @@ class EngineBase {
   /// takes cross_lists() and points each row at its place in the CSR arrays.
   virtual void cross_rows(std::span<const Position> queries, const ListRequest& request,
                           NeighborRows& out) const;
+  /// Where row q of a cross query's result lies: [first, second) of its entries.
+  using RowRange = FunctionRef<std::pair<std::size_t, std::size_t>(std::size_t)>;
+  /// The distances of a cross query's rows: row q (entries row_range(q) of `indices`) holds the
+  /// indexed points within `radius` of queries[q], and their distances go to the same entries of
+  /// `distances`; entries outside every row are left alone. The default measures each entry
+  /// (distance_squared, exact.hpp: the distance every engine's ball query reports). An engine
+  /// whose distances are not those of its points (the periodic index measures across the box)
+  /// uses ball_cross_distances().
+  virtual void cross_distances(std::span<const Position> queries, double radius, RowRange row_range,
+                               index_t* indices, double* distances) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
   virtual void pair_output(double radius, PairOutput& out) const;
   /// The pairs as a PairList, with distances when asked. The default takes pair_output() without
@@ -140,6 +153,11 @@ class EngineBase {
   virtual PairList pair_list(double radius, bool with_distances) const;
 
  protected:
+  /// cross_distances() from ball queries: each row rewritten, in the order ball() reports, with
+  /// the distances ball() carries (the same neighbors, so the row's room fits them exactly).
+  void ball_cross_distances(std::span<const Position> queries, double radius, RowRange row_range,
+                            index_t* indices, double* distances) const;
+
   Context<Dim, T> context_;
 };
 

@@ -1,12 +1,14 @@
 // Generic results built on an engine's pairs-once primitive (count, prefix sums, fill: the
 // counting-sort pattern of the seeds), and the engine factory.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
 
 #include "engine_base.hpp"
+#include "exact.hpp"
 
 namespace spatialhash::detail {
 
@@ -78,6 +80,48 @@ void EngineBase<Dim, T>::cross_rows(std::span<const Position> queries, const Lis
   NeighborLists lists;
   cross_lists(queries, request, lists);
   rows_from_lists(std::move(lists), out);
+}
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::cross_distances(std::span<const Position> queries, double /*radius*/,
+                                         RowRange row_range, index_t* indices,
+                                         double* distances) const {
+  const auto m = static_cast<std::int64_t>(queries.size());
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(context_.threads)
+  for (std::int64_t q = 0; q < m; ++q) {
+    const auto [first, last] = row_range(static_cast<std::size_t>(q));
+    for (std::size_t e = first; e < last; ++e) {
+      distances[e] = std::sqrt(distance_squared(context_.points, indices[e], queries[q]));
+    }
+  }
+}
+
+template <int Dim, class T>
+void EngineBase<Dim, T>::ball_cross_distances(std::span<const Position> queries, double radius,
+                                              RowRange row_range, index_t* indices,
+                                              double* distances) const {
+  const auto m = static_cast<std::int64_t>(queries.size());
+  std::atomic<bool> same = true;
+#pragma omp parallel for schedule(dynamic, 256) num_threads(context_.threads)
+  for (std::int64_t q = 0; q < m; ++q) {
+    auto [cursor, last] = row_range(static_cast<std::size_t>(q));
+    auto visit = [&](std::span<const Hit> batch) {
+      for (const Hit& h : batch) {
+        if (cursor == last) {
+          same = false;
+          return;
+        }
+        indices[cursor] = h.index;
+        distances[cursor] = std::sqrt(h.distance_squared);
+        ++cursor;
+      }
+    };
+    HitSink sink(visit);
+    ball(queries[q], radius, sink);
+    sink.flush();
+    if (cursor != last) same = false;
+  }
+  if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
 }
 
 template <int Dim, class T>

@@ -3,7 +3,6 @@
 #include "spatialhash/index.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -265,44 +264,6 @@ ResultVector<typename Index<Dim, T>::Position> Index<Dim, T>::checked_queries(
   return positions;
 }
 
-namespace {
-
-/// The distances of cross rows: each row rewritten from a ball query, which carries the engine's
-/// distances (a periodic index measures across the box), so the row's room fits its neighbors
-/// exactly. Row q is indices[row_begin(q), row_begin(q) + row_length(q)); `distances` has the
-/// room of `indices`, and entries outside every row are left alone.
-template <int Dim, class T, class RowBegin, class RowLength>
-void fill_cross_distances(const detail::EngineBase<Dim, T>& engine,
-                          std::span<const typename detail::EngineBase<Dim, T>::Position> queries,
-                          double radius, RowBegin row_begin, RowLength row_length, index_t* indices,
-                          double* distances, int threads) {
-  const auto m = static_cast<std::int64_t>(queries.size());
-  std::atomic<bool> same = true;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
-  for (std::int64_t q = 0; q < m; ++q) {
-    std::size_t cursor = row_begin(q);
-    const std::size_t end = cursor + row_length(q);
-    auto visit = [&](std::span<const Hit> batch) {
-      for (const Hit& h : batch) {
-        if (cursor == end) {
-          same = false;
-          return;
-        }
-        indices[cursor] = h.index;
-        distances[cursor] = std::sqrt(h.distance_squared);
-        ++cursor;
-      }
-    };
-    detail::HitSink sink(visit);
-    engine.ball(queries[q], radius, sink);
-    sink.flush();
-    if (cursor != end) same = false;
-  }
-  if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
-}
-
-}  // namespace
-
 template <int Dim, class T>
 template <class U>
 NeighborLists Index<Dim, T>::cross(PointsView<Dim, U> queries, const ListOptions& options) const {
@@ -319,12 +280,13 @@ void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
   const ResultVector<Position> positions = checked_queries(queries);
   engine_->cross_lists(positions, {.radius = r, .low_memory = options.low_memory}, lists);
   if (options.with_distances) {
-    lists.distances.resize(lists.offsets.back());
-    fill_cross_distances(
-        *engine_, std::span<const Position>(positions), r,
-        [&](std::int64_t q) { return lists.offsets[q]; },
-        [&](std::int64_t q) { return lists.offsets[q + 1] - lists.offsets[q]; },
-        lists.indices.data(), lists.distances.data(), threads());
+    detail::sized_for_overwrite(lists.distances, lists.offsets.back());
+    engine_->cross_distances(
+        positions, r,
+        [&](std::size_t q) {
+          return std::pair{lists.offsets[q], lists.offsets[q + 1]};
+        },
+        lists.indices.data(), lists.distances.data());
   }
   if (options.sorted) detail::sort_rows(lists, threads());
 }
@@ -354,11 +316,12 @@ void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
       rows.distances[e] =
           rows.indices[e] == kNoNeighbor ? std::numeric_limits<double>::quiet_NaN() : 0.0;
     }
-    fill_cross_distances(
-        *engine_, std::span<const Position>(positions), r,
-        [&](std::int64_t q) { return rows.start[q]; },
-        [&](std::int64_t q) { return std::size_t{rows.count[q]}; }, rows.indices.data(),
-        rows.distances.data(), threads());
+    engine_->cross_distances(
+        positions, r,
+        [&](std::size_t q) {
+          return std::pair{rows.start[q], rows.start[q] + rows.count[q]};
+        },
+        rows.indices.data(), rows.distances.data());
   }
   if (options.sorted) detail::sort_rows(rows, threads());
 }

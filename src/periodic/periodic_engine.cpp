@@ -31,6 +31,7 @@ template <int Dim, class T>
 class PeriodicEngine final : public EngineBase<Dim, T> {
  public:
   using Position = typename EngineBase<Dim, T>::Position;
+  using RowRange = typename EngineBase<Dim, T>::RowRange;
 
   PeriodicEngine(Engine kind, const Context<Dim, T>& context, const PeriodicBox<Dim>& box)
       : EngineBase<Dim, T>(context), kind_(kind), box_(box) {
@@ -145,6 +146,12 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     // With r < L / 2 at most one image of a point lies within r of the wrapped center.
     inner_->ball(wrap_into(box_, center), radius, inner_sink);
     inner_sink.flush();
+  }
+
+  /// Distances across the box, to the nearest image: each row from ball(), which measures them.
+  void cross_distances(std::span<const Position> queries, double radius, RowRange row_range,
+                       index_t* indices, double* distances) const override {
+    this->ball_cross_distances(queries, radius, row_range, indices, distances);
   }
 
  private:
