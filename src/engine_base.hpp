@@ -9,7 +9,6 @@
 #include <memory>
 #include <span>
 #include <string_view>
-
 #include <utility>
 
 #include "grid_geometry.hpp"
