@@ -308,13 +308,14 @@ void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
   const ResultVector<Position> positions = checked_queries(queries);
   engine_->cross_rows(positions, {.radius = r}, rows);
   if (options.with_distances) {
-    // Entries between rows get NaN, as in neighbor_rows(); the rows their distances.
+    // Entries between rows get NaN, as in neighbor_rows(); cross_distances() writes the rows'.
     const auto entries = static_cast<std::int64_t>(rows.indices.size());
     detail::sized_for_overwrite(rows.distances, rows.indices.size());
 #pragma omp parallel for schedule(static) num_threads(threads())
     for (std::int64_t e = 0; e < entries; ++e) {
-      rows.distances[e] =
-          rows.indices[e] == kNoNeighbor ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+      if (rows.indices[e] == kNoNeighbor) {
+        rows.distances[e] = std::numeric_limits<double>::quiet_NaN();
+      }
     }
     engine_->cross_distances(
         positions, r,
