@@ -13,6 +13,7 @@
 
 #include "../engine_base.hpp"
 #include "../exact.hpp"
+#include "bucket_sorted_points.hpp"
 #include "grid_lists.hpp"
 
 namespace spatialhash::detail {
@@ -65,7 +66,7 @@ class DenseGrid final : public EngineBase<Dim, T> {
   /// a's own row hold only positions < a; in a's own row the positions after a; later rows all.
   void pairs(double radius, PairSink& sink) const override {
     const double r2 = radius * radius;
-    const auto sorted = sorted_view();
+    const auto sorted = grid_.points.view();
     const std::size_t n = sorted.size();
     Cell<Dim> cell{};
     Rows rows{};
@@ -75,17 +76,17 @@ class DenseGrid final : public EngineBase<Dim, T> {
         cell = c;
         rows = rows_around(c);
       }
-      const index_t i = grid_.sorted_ids[a];
+      const index_t i = grid_.points.sorted_ids[a];
       const auto test = [&](std::size_t b) {
         const double d2 = distance_squared(sorted, a, b);
         if (d2 <= r2) {
-          const index_t j = grid_.sorted_ids[b];
+          const index_t j = grid_.points.sorted_ids[b];
           sink.push(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
         }
       };
-      for (std::size_t b = a + 1; b < rows[kOwnRow].end; ++b) test(b);
+      for (std::size_t b = a + 1; b < rows.ranges[kOwnRow].end; ++b) test(b);
       for (int r = kOwnRow + 1; r < kRows; ++r) {
-        for (std::size_t b = rows[r].begin; b < rows[r].end; ++b) test(b);
+        for (std::size_t b = rows.ranges[r].begin; b < rows.ranges[r].end; ++b) test(b);
       }
     }
   }
@@ -93,53 +94,37 @@ class DenseGrid final : public EngineBase<Dim, T> {
   void ball(const Position& center, double radius, HitSink& sink) const override {
     Cell<Dim> c;
     if (!this->context_.grid.cell_of_position(center, c)) return;  // too far out for neighbors
-    const double r2 = radius * radius;
-    const auto sorted = sorted_view();
-    for (const Range& row : rows_around(c)) {
-      for (std::size_t b = row.begin; b < row.end; ++b) {
-        const double d2 = distance_squared(sorted, b, center);
-        if (d2 <= r2) sink.push({grid_.sorted_ids[b], d2});
-      }
-    }
+    ball_in_ranges(grid_.points, rows_around(c), center, radius, sink);
   }
 
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
-    grid_neighbor_counts(std::span<const index_t>(grid_.sorted_ids), counts, this->context_.threads,
-                         neighbor_visitor(radius));
+    grid_neighbor_counts(std::span<const index_t>(grid_.points.sorted_ids), counts,
+                         this->context_.threads, neighbor_visitor(radius));
   }
 
   /// Counts first, then fills each row in place: never more memory than the output.
   void neighbor_lists(const ListRequest& request, NeighborLists& out) const override {
-    grid_neighbor_lists(std::span<const index_t>(grid_.sorted_ids), request.with_distances,
+    grid_neighbor_lists(std::span<const index_t>(grid_.points.sorted_ids), request.with_distances,
                         this->context_.threads, neighbor_visitor(request.radius), out);
   }
 
  private:
-  /// Positions [begin, end) of the sorted order.
-  struct Range {
-    index_t begin = 0;
-    index_t end = 0;
-  };
   /// Row r of the 3^Dim block has dy = r % 3 - 1 and, in 3D, dz = r / 3 - 1; the middle row is
-  /// the cell's own.
+  /// the cell's own. Every row is in use (count = kRows); rows off the lattice are empty.
   static constexpr int kRows = Dim == 2 ? 3 : 9;
   static constexpr int kOwnRow = kRows / 2;
-  using Rows = std::array<Range, kRows>;
+  using Rows = RangeSet<kRows>;
 
   /// The counting-sorted structure; built whole before it replaces the previous one.
   struct Grid {
     Cell<Dim> dims{};
-    Cell<Dim> stride{};               ///< linear cell = sum of c[k] * stride[k], x fastest
-    std::vector<index_t> cell_start;  ///< cells + 1 entries, cell_start[cells] = n
-    std::vector<index_t> sorted_ids;  ///< point ids ordered by cell (ascending within a cell)
-    std::vector<T> sorted_coords;     ///< their coordinates in the same order, Dim per point
+    Cell<Dim> stride{};                 ///< linear cell = sum of c[k] * stride[k], x fastest
+    BucketSortedPoints<Dim, T> points;  ///< one bucket per linear cell
   };
 
   static Grid build(const Context<Dim, T>& context) {
     const auto& lattice = context.grid;
-    const auto& points = context.points;
-    const std::size_t n = points.size();
-    check_lattice_size(lattice.total_cells(), n);
+    check_lattice_size(lattice.total_cells(), context.points.size());
 
     Grid g;
     g.dims = lattice.dims;
@@ -150,42 +135,20 @@ class DenseGrid final : public EngineBase<Dim, T> {
     }
     // Every point's cell lies in [0, dims) on each axis: cell_along is monotone and dims was
     // computed from the same expression at the box's upper corner (grid_geometry.hpp).
-    std::vector<std::uint64_t> cell_of_point(n);
-    const auto sn = static_cast<std::int64_t>(n);
-#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
-    for (std::int64_t i = 0; i < sn; ++i) {
-      const Cell<Dim> c = lattice.cell_of(points, static_cast<std::size_t>(i));
-      std::int64_t linear = 0;
-      for (int k = 0; k < Dim; ++k) linear += c[k] * g.stride[k];
-      cell_of_point[i] = static_cast<std::uint64_t>(linear);
-    }
-    // Count, then inclusive prefix sums (cell_start[c] = end of cell c), then fill backwards by
-    // decrementing, which leaves cell_start[c] = start of cell c and ids ascending in each cell.
-    g.cell_start.assign(static_cast<std::size_t>(cells) + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++g.cell_start[cell_of_point[i]];
-    index_t running = 0;
-    for (index_t& entry : g.cell_start) entry = running += entry;
-    g.sorted_ids.resize(n);
-    for (std::size_t i = n; i-- > 0;) g.sorted_ids[--g.cell_start[cell_of_point[i]]] = index_t(i);
-    g.sorted_coords.resize(n * Dim);
-#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
-    for (std::int64_t a = 0; a < sn; ++a) {
-      const T* from = points.data + g.sorted_ids[a] * points.stride;
-      std::copy(from, from + Dim, g.sorted_coords.begin() + a * Dim);
-    }
+    g.points = counting_sort_points(context, static_cast<std::size_t>(cells),
+                                    [stride = g.stride](const Cell<Dim>& c) {
+                                      std::int64_t linear = 0;
+                                      for (int k = 0; k < Dim; ++k) linear += c[k] * stride[k];
+                                      return static_cast<std::uint64_t>(linear);
+                                    });
     return g;
-  }
-
-  /// The points in sorted order: the same coordinate values (copied, not converted), so
-  /// distance_squared on them is bit for bit the rule on the caller's points.
-  PointsView<Dim, T> sorted_view() const {
-    return PointsView<Dim, T>(grid_.sorted_coords.data(), grid_.sorted_ids.size());
   }
 
   /// The ranges of the 3^Dim cells around c, clipped to the lattice. c may lie one cell outside
   /// the lattice (a ball centre just outside the bounding box).
   Rows rows_around(const Cell<Dim>& c) const {
     Rows rows{};
+    rows.count = kRows;
     const std::int64_t x_lo = std::max<std::int64_t>(c[0] - 1, 0);
     const std::int64_t x_hi = std::min<std::int64_t>(c[0] + 1, grid_.dims[0] - 1);
     if (x_lo > x_hi) return rows;
@@ -198,31 +161,15 @@ class DenseGrid final : public EngineBase<Dim, T> {
         if (z < 0 || z >= grid_.dims[2]) continue;
         base += z * grid_.stride[2];
       }
-      rows[r] = {grid_.cell_start[base + x_lo], grid_.cell_start[base + x_hi + 1]};
+      rows.ranges[r] = {grid_.points.start[base + x_lo], grid_.points.start[base + x_hi + 1]};
     }
     return rows;
   }
 
-  /// Full-stencil search for the parallel lists: every neighbor of sorted position a but itself.
-  /// Keeps the rows of the last cell (each thread has its own copy, see grid_lists.hpp).
+  /// Full-stencil search for the parallel lists (see range_visitor).
   auto neighbor_visitor(double radius) const {
-    return [this, r2 = radius * radius, sorted = sorted_view(), cell = Cell<Dim>{}, rows = Rows{},
-            cached = false](std::int64_t a, auto&& emit) mutable {
-      const auto self = static_cast<std::size_t>(a);
-      const Cell<Dim> c = this->context_.grid.cell_of(sorted, self);
-      if (!cached || c != cell) {
-        cell = c;
-        rows = rows_around(c);
-        cached = true;
-      }
-      for (const Range& row : rows) {
-        for (std::size_t b = row.begin; b < row.end; ++b) {
-          if (b == self) continue;
-          const double d2 = distance_squared(sorted, self, b);
-          if (d2 <= r2) emit(grid_.sorted_ids[b], d2);
-        }
-      }
-    };
+    return range_visitor(this->context_.grid, grid_.points, radius,
+                         [this](const Cell<Dim>& c) { return rows_around(c); });
   }
 
   Grid grid_;

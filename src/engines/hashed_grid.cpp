@@ -18,6 +18,7 @@
 
 #include "../engine_base.hpp"
 #include "../exact.hpp"
+#include "bucket_sorted_points.hpp"
 #include "grid_lists.hpp"
 
 namespace spatialhash::detail {
@@ -62,7 +63,7 @@ class HashedGrid final : public EngineBase<Dim, T> {
   /// neighbor slots (the relation is symmetric, so the other point of the pair skips it).
   void pairs(double radius, PairSink& sink) const override {
     const double r2 = radius * radius;
-    const auto sorted = sorted_view();
+    const auto sorted = table_.points.view();
     const std::size_t n = sorted.size();
     Cell<Dim> cell{};
     Slots slots{};
@@ -72,13 +73,12 @@ class HashedGrid final : public EngineBase<Dim, T> {
         cell = c;
         slots = slots_around(c);
       }
-      const index_t i = table_.sorted_ids[a];
-      for (int s = 0; s < slots.count; ++s) {
-        for (std::size_t b = std::max<std::size_t>(slots.ranges[s].begin, a + 1);
-             b < slots.ranges[s].end; ++b) {
+      const index_t i = table_.points.sorted_ids[a];
+      for (const Range& slot : slots) {
+        for (std::size_t b = std::max<std::size_t>(slot.begin, a + 1); b < slot.end; ++b) {
           const double d2 = distance_squared(sorted, a, b);
           if (d2 <= r2) {
-            const index_t j = table_.sorted_ids[b];
+            const index_t j = table_.points.sorted_ids[b];
             sink.push(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
           }
         }
@@ -89,25 +89,17 @@ class HashedGrid final : public EngineBase<Dim, T> {
   void ball(const Position& center, double radius, HitSink& sink) const override {
     Cell<Dim> c;
     if (!this->context_.grid.cell_of_position(center, c)) return;  // too far out for neighbors
-    const double r2 = radius * radius;
-    const auto sorted = sorted_view();
-    const Slots slots = slots_around(c);
-    for (int s = 0; s < slots.count; ++s) {
-      for (std::size_t b = slots.ranges[s].begin; b < slots.ranges[s].end; ++b) {
-        const double d2 = distance_squared(sorted, b, center);
-        if (d2 <= r2) sink.push({table_.sorted_ids[b], d2});
-      }
-    }
+    ball_in_ranges(table_.points, slots_around(c), center, radius, sink);
   }
 
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
-    grid_neighbor_counts(std::span<const index_t>(table_.sorted_ids), counts,
+    grid_neighbor_counts(std::span<const index_t>(table_.points.sorted_ids), counts,
                          this->context_.threads, neighbor_visitor(radius));
   }
 
   /// Counts first, then fills each row in place: never more memory than the output.
   void neighbor_lists(const ListRequest& request, NeighborLists& out) const override {
-    grid_neighbor_lists(std::span<const index_t>(table_.sorted_ids), request.with_distances,
+    grid_neighbor_lists(std::span<const index_t>(table_.points.sorted_ids), request.with_distances,
                         this->context_.threads, neighbor_visitor(request.radius), out);
   }
 
@@ -115,60 +107,24 @@ class HashedGrid final : public EngineBase<Dim, T> {
   static constexpr auto kStencil = stencil_offsets<Dim>();
   static constexpr int kMaxSlots = static_cast<int>(kStencil.size());
 
-  /// Positions [begin, end) of the sorted order.
-  struct Range {
-    index_t begin = 0;
-    index_t end = 0;
-  };
-  /// The distinct non-empty slots of a neighborhood, as ranges; only the first `count` are used.
-  struct Slots {
-    std::array<Range, kMaxSlots> ranges{};
-    int count = 0;
-  };
+  /// The distinct non-empty slots of a neighborhood, as ranges.
+  using Slots = RangeSet<kMaxSlots>;
 
   /// The counting-sorted table; built whole before it replaces the previous one.
   struct Table {
-    std::uint64_t mask = 0;           ///< table size - 1 (the size is a power of two)
-    std::vector<index_t> slot_start;  ///< table size + 1 entries, slot_start[size] = n
-    std::vector<index_t> sorted_ids;  ///< point ids ordered by slot (ascending within a slot)
-    std::vector<T> sorted_coords;     ///< their coordinates in the same order, Dim per point
+    std::uint64_t mask = 0;             ///< table size - 1 (the size is a power of two)
+    BucketSortedPoints<Dim, T> points;  ///< one bucket per slot
   };
 
   static Table build(const Context<Dim, T>& context) {
-    const auto& points = context.points;
-    const std::size_t n = points.size();
-    const std::size_t size = std::bit_ceil(std::max<std::size_t>(n, 1));
+    const std::size_t size = std::bit_ceil(std::max<std::size_t>(context.points.size(), 1));
     Table t;
     t.mask = size - 1;
     // n < 2^32 - 1, so size <= 2^32 and every slot fits in 32 bits.
-    std::vector<std::uint32_t> slot_of_point(n);
-    const auto sn = static_cast<std::int64_t>(n);
-#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
-    for (std::int64_t i = 0; i < sn; ++i) {
-      const auto c = context.grid.cell_of(points, static_cast<std::size_t>(i));
-      slot_of_point[i] = static_cast<std::uint32_t>(hash_cell<Dim>(c) & t.mask);
-    }
-    // Count, inclusive prefix sums (slot_start[s] = end of slot s), fill backwards by
-    // decrementing: afterwards slot_start[s] = start of slot s, ids ascending within a slot.
-    t.slot_start.assign(size + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++t.slot_start[slot_of_point[i]];
-    index_t running = 0;
-    for (index_t& entry : t.slot_start) entry = running += entry;
-    t.sorted_ids.resize(n);
-    for (std::size_t i = n; i-- > 0;) t.sorted_ids[--t.slot_start[slot_of_point[i]]] = index_t(i);
-    t.sorted_coords.resize(n * Dim);
-#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
-    for (std::int64_t a = 0; a < sn; ++a) {
-      const T* from = points.data + t.sorted_ids[a] * points.stride;
-      std::copy(from, from + Dim, t.sorted_coords.begin() + a * Dim);
-    }
+    t.points = counting_sort_points(context, size, [mask = t.mask](const Cell<Dim>& c) {
+      return static_cast<std::uint32_t>(hash_cell<Dim>(c) & mask);
+    });
     return t;
-  }
-
-  /// The points in sorted order: the same coordinate values (copied, not converted), so
-  /// distance_squared on them is bit for bit the rule on the caller's points.
-  PointsView<Dim, T> sorted_view() const {
-    return PointsView<Dim, T>(table_.sorted_coords.data(), table_.sorted_ids.size());
   }
 
   /// The distinct non-empty slots of the 3^Dim cells around c. Cells are at most 2^30 from the
@@ -181,7 +137,7 @@ class HashedGrid final : public EngineBase<Dim, T> {
       Cell<Dim> neighbor;
       for (int k = 0; k < Dim; ++k) neighbor[k] = c[k] + offset[k];
       const std::uint64_t slot = hash_cell<Dim>(neighbor) & table_.mask;
-      const Range range{table_.slot_start[slot], table_.slot_start[slot + 1]};
+      const Range range = table_.points.bucket(slot);
       if (range.begin == range.end) continue;
       if (std::find(seen.begin(), seen.begin() + seen_count, slot) != seen.begin() + seen_count) {
         continue;  // two neighbor cells share this slot: scan it once
@@ -192,26 +148,10 @@ class HashedGrid final : public EngineBase<Dim, T> {
     return slots;
   }
 
-  /// Full-stencil search for the parallel lists: every neighbor of sorted position a but itself.
-  /// Keeps the slots of the last cell (each thread has its own copy, see grid_lists.hpp).
+  /// Full-stencil search for the parallel lists (see range_visitor).
   auto neighbor_visitor(double radius) const {
-    return [this, r2 = radius * radius, sorted = sorted_view(), cell = Cell<Dim>{}, slots = Slots{},
-            cached = false](std::int64_t a, auto&& emit) mutable {
-      const auto self = static_cast<std::size_t>(a);
-      const Cell<Dim> c = this->context_.grid.cell_of(sorted, self);
-      if (!cached || c != cell) {
-        cell = c;
-        slots = slots_around(c);
-        cached = true;
-      }
-      for (int s = 0; s < slots.count; ++s) {
-        for (std::size_t b = slots.ranges[s].begin; b < slots.ranges[s].end; ++b) {
-          if (b == self) continue;
-          const double d2 = distance_squared(sorted, self, b);
-          if (d2 <= r2) emit(table_.sorted_ids[b], d2);
-        }
-      }
-    };
+    return range_visitor(this->context_.grid, table_.points, radius,
+                         [this](const Cell<Dim>& c) { return slots_around(c); });
   }
 
   Table table_;
