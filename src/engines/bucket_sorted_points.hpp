@@ -16,7 +16,7 @@
 namespace spatialhash::detail {
 
 /// Positions [begin, end) of the sorted order.
-struct Range {
+struct SortedRange {
   index_t begin = 0;
   index_t end = 0;
 };
@@ -24,11 +24,11 @@ struct Range {
 /// At most N ranges of the sorted order; the first `count` are the ones in use.
 template <int N>
 struct RangeSet {
-  std::array<Range, N> ranges{};
+  std::array<SortedRange, N> ranges{};
   int count = 0;
 
-  const Range* begin() const { return ranges.data(); }
-  const Range* end() const { return ranges.data() + count; }
+  const SortedRange* begin() const { return ranges.data(); }
+  const SortedRange* end() const { return ranges.data() + count; }
 };
 
 /// Points counting-sorted by bucket: the points of bucket b sit at sorted positions
@@ -39,7 +39,7 @@ struct BucketSortedPoints {
   std::vector<index_t> sorted_ids;  ///< point ids in sorted order
   std::vector<T> sorted_coords;     ///< their coordinates in the same order, Dim per point
 
-  Range bucket(std::uint64_t b) const { return {start[b], start[b + 1]}; }
+  SortedRange bucket(std::uint64_t b) const { return {start[b], start[b + 1]}; }
 
   /// The points in sorted order: the same coordinate values (copied, not converted), so
   /// distance_squared on them is bit for bit the rule on the caller's points.
@@ -100,7 +100,7 @@ auto range_visitor(const GridGeometry<Dim>& grid, const BucketSortedPoints<Dim, 
       ranges = ranges_around(c);
       cached = true;
     }
-    for (const Range& range : ranges) {
+    for (const SortedRange& range : ranges) {
       for (std::size_t b = range.begin; b < range.end; ++b) {
         if (b == self) continue;
         const double d2 = distance_squared(points, self, b);
@@ -117,7 +117,7 @@ void ball_in_ranges(const BucketSortedPoints<Dim, T>& sorted, const Ranges& rang
                     HitSink& sink) {
   const double r2 = radius * radius;
   const auto points = sorted.view();
-  for (const Range& range : ranges) {
+  for (const SortedRange& range : ranges) {
     for (std::size_t b = range.begin; b < range.end; ++b) {
       const double d2 = distance_squared(points, b, center);
       if (d2 <= r2) sink.push({sorted.sorted_ids[b], d2});

@@ -74,7 +74,7 @@ class HashedGrid final : public EngineBase<Dim, T> {
         slots = slots_around(c);
       }
       const index_t i = table_.points.sorted_ids[a];
-      for (const Range& slot : slots) {
+      for (const SortedRange& slot : slots) {
         for (std::size_t b = std::max<std::size_t>(slot.begin, a + 1); b < slot.end; ++b) {
           const double d2 = distance_squared(sorted, a, b);
           if (d2 <= r2) {
@@ -137,7 +137,7 @@ class HashedGrid final : public EngineBase<Dim, T> {
       Cell<Dim> neighbor;
       for (int k = 0; k < Dim; ++k) neighbor[k] = c[k] + offset[k];
       const std::uint64_t slot = hash_cell<Dim>(neighbor) & table_.mask;
-      const Range range = table_.points.bucket(slot);
+      const SortedRange range = table_.points.bucket(slot);
       if (range.begin == range.end) continue;
       if (std::find(seen.begin(), seen.begin() + seen_count, slot) != seen.begin() + seen_count) {
         continue;  // two neighbor cells share this slot: scan it once
