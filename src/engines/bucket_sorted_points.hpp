@@ -90,24 +90,24 @@ template <int Dim, class T, class RangesAround>
 auto range_visitor(const GridGeometry<Dim>& grid, const BucketSortedPoints<Dim, T>& sorted,
                    double radius, RangesAround ranges_around) {
   using Ranges = std::invoke_result_t<RangesAround, const Cell<Dim>&>;
-  return [&grid, &sorted, ranges_around, r2 = radius * radius, cell = Cell<Dim>{},
-          ranges = Ranges{}, cached = false](std::int64_t a, auto&& emit) mutable {
-    const auto points = sorted.view();
-    const auto self = static_cast<std::size_t>(a);
-    const Cell<Dim> c = grid.cell_of(points, self);
-    if (!cached || c != cell) {
-      cell = c;
-      ranges = ranges_around(c);
-      cached = true;
-    }
-    for (const SortedRange& range : ranges) {
-      for (std::size_t b = range.begin; b < range.end; ++b) {
-        if (b == self) continue;
-        const double d2 = distance_squared(points, self, b);
-        if (d2 <= r2) emit(sorted.sorted_ids[b], d2);
-      }
-    }
-  };
+  return
+      [&grid, &sorted, points = sorted.view(), ranges_around, r2 = radius * radius,
+       cell = Cell<Dim>{}, ranges = Ranges{}, cached = false](std::int64_t a, auto&& emit) mutable {
+        const auto self = static_cast<std::size_t>(a);
+        const Cell<Dim> c = grid.cell_of(points, self);
+        if (!cached || c != cell) {
+          cell = c;
+          ranges = ranges_around(c);
+          cached = true;
+        }
+        for (const SortedRange& range : ranges) {
+          for (std::size_t b = range.begin; b < range.end; ++b) {
+            if (b == self) continue;
+            const double d2 = distance_squared(points, self, b);
+            if (d2 <= r2) emit(sorted.sorted_ids[b], d2);
+          }
+        }
+      };
 }
 
 /// Every point of `ranges` within `radius` of `center`, as (id, d²) hits.
