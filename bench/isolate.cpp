@@ -27,6 +27,7 @@ struct Header {
   std::uint64_t fingerprint = 0;
   std::uint64_t items = 0;
   std::uint64_t reason_bytes = 0;
+  double index_bytes = -1.0;
 };
 
 double current_rss_mib() {
@@ -74,6 +75,7 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
   header.fingerprint = m.digest.fingerprint;
   header.items = m.digest.per_item.size();
   header.reason_bytes = reason.size();
+  header.index_bytes = m.index_bytes;
   const bool sent =
       write_all(fd, &header, sizeof header) &&
       write_all(fd, m.ms.data(), m.ms.size() * sizeof(double)) &&
@@ -100,6 +102,7 @@ bool parse(const std::string& bytes, Outcome& out) {
   p += header.items * sizeof(std::uint32_t);
   out.measurement.digest.total = header.total;
   out.measurement.digest.fingerprint = header.fingerprint;
+  out.measurement.index_bytes = header.index_bytes;
   out.reason.assign(p, header.reason_bytes);
   out.status = header.ok ? Status::ok : Status::error;
   return true;

@@ -258,6 +258,10 @@ class Harness {
             row.ms = outcome.measurement.ms;
             row.median_ms = median(row.ms);
             row.total = outcome.measurement.digest.total;
+            if (outcome.measurement.index_bytes >= 0.0) {
+              row.index_bytes_per_point =
+                  outcome.measurement.index_bytes / static_cast<double>(problem.size());
+            }
           }
           group.push_back(std::move(row));
           if (outcome.status == Status::ok && op != Op::build) {

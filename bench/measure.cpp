@@ -1,5 +1,7 @@
 // Operation names and result digests.
 #include "measure.hpp"
+
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -54,6 +56,15 @@ void warm_up_memory(std::size_t bytes) {
   auto* block = static_cast<volatile unsigned char*>(mapped);
   for (std::size_t at = 0; at < bytes; at += kPage) block[at] = 1;
   munmap(mapped, bytes);
+}
+
+double heap_bytes_in_use() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks) + static_cast<double>(info.hblkhd);
+#else
+  return -1.0;
+#endif
 }
 
 std::string_view op_name(Op op) {

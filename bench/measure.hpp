@@ -75,7 +75,27 @@ struct Digest {
 struct Measurement {
   std::vector<double> ms;
   Digest digest;
+  /// build only: heap bytes a built index holds (heap_bytes_in_use() with the index alive minus
+  /// before it was built); -1 when not measured.
+  double index_bytes = -1.0;
 };
+
+/// Bytes of heap memory this process has allocated and not freed (glibc's mallinfo2: every
+/// arena, and blocks served by mmap), or -1 where the C library cannot say. Memory an engine
+/// freed again (its build's work arrays) does not count, so the difference across a build is
+/// what the index keeps.
+double heap_bytes_in_use();
+
+/// heap_bytes_in_use() held by what make() returns, measured on a construction of its own (not a
+/// timed one): -1 where the C library cannot say.
+template <class Make>
+double bytes_held_by(Make&& make) {
+  const double before = heap_bytes_in_use();
+  const auto held = make();
+  (void)held;
+  const double after = heap_bytes_in_use();
+  return before < 0.0 || after < 0.0 ? -1.0 : after - before;
+}
 
 Digest digest_lists(const spatialhash::NeighborLists& lists);
 /// The same digest as digest_lists() for the same lists held as NeighborRows.

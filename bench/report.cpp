@@ -30,6 +30,11 @@ std::string format_ratio(double ratio) {
   return fixed(ratio, ratio >= 100.0 ? 0 : (ratio >= 10.0 ? 1 : 2)) + "x";
 }
 
+/// Bytes per point with one decimal, "-" when not measured (negative).
+std::string format_bytes_per_point(double bytes) {
+  return bytes < 0.0 ? "-" : fixed(bytes, 1);
+}
+
 /// Items per second of a row, in millions: points for build, results otherwise.
 double mega_per_second(const Row& row) {
   if (row.median_ms <= 0.0) return 0.0;
@@ -144,9 +149,11 @@ void print_group(std::FILE* out, const WorkloadInfo& w, std::span<const Row> gro
   std::fprintf(out, "\n%s n=%s %s %s%s%s\n", w.key.c_str(), format_count(first.n).c_str(),
                first.order.c_str(), std::string(op_name(first.op)).c_str(),
                note.empty() ? "" : "  -- ", note.c_str());
+  // A build's table has the index's own memory (B/pt) where the others have their check.
+  const bool build = first.op == Op::build;
   std::fprintf(out, "  %-13s %3s %10s %9s %12s %14s %8s %8s  %s\n", "engine", "thr", "ms",
-               first.op == Op::build ? "Mpts/s" : "M/s", "x nanoflann", "x hashed_grid", "x 1 thr",
-               "RSS MiB", "check");
+               build ? "Mpts/s" : "M/s", "x nanoflann", "x hashed_grid", "x 1 thr", "RSS MiB",
+               build ? "index B/pt" : "check");
   for (const Row& r : group) {
     if (r.status != "ok") {
       std::fprintf(out, "  %-13s %3d %10s  (%s: %s)\n", r.engine.c_str(), r.threads, "n/a",
@@ -156,7 +163,8 @@ void print_group(std::FILE* out, const WorkloadInfo& w, std::span<const Row> gro
     std::fprintf(out, "  %-13s %3d %10s %9.2f %12s %14s %8s %8.0f  %s\n", r.engine.c_str(),
                  r.threads, format_ms(r.median_ms).c_str(), mega_per_second(r),
                  format_ratio(r.vs_nanoflann).c_str(), format_ratio(r.vs_hashed_grid).c_str(),
-                 format_ratio(r.vs_one_thread).c_str(), r.peak_rss_mib, r.check.c_str());
+                 format_ratio(r.vs_one_thread).c_str(), r.peak_rss_mib,
+                 build ? format_bytes_per_point(r.index_bytes_per_point).c_str() : r.check.c_str());
   }
   std::fflush(out);
 }

@@ -143,6 +143,7 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
   Measurement m;
   switch (op) {
     case Op::build: {
+      m.index_bytes = bytes_held_by([&] { return Tree<Dim, T>(Dim, cloud, params); });
       m.ms = repeat(policy, [&] {
         const Timer timer;
         const Tree<Dim, T> tree(Dim, cloud, params);

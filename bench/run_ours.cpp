@@ -36,6 +36,7 @@ Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<
   Measurement m;
   switch (op) {
     case Op::build: {
+      m.index_bytes = bytes_held_by([&] { return Index(problem.coords, problem.radius, options); });
       m.ms = repeat(policy, [&] {
         const Timer timer;
         const Index index(problem.coords, problem.radius, options);

@@ -1,0 +1,130 @@
+// The default engine's index memory, measured by the C library's allocator (mallinfo2: heap bytes
+// allocated and not freed) with the index alive, against what README.md promises: about 16 bytes
+// per point in 3D (12 in 2D), plus 24 per non-empty cell (28 with slabs) and at most 2 per point
+// of occupancy bitmaps. The caller's points are borrowed, not copied, and the build's work arrays
+// are freed before the constructor returns.
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <limits>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "datasets.hpp"
+#include "spatialhash/spatialhash.hpp"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPATIALHASH_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SPATIALHASH_TEST_ASAN 1
+#endif
+
+namespace {
+
+/// Heap bytes in use (every arena and the mmap-served blocks); -1 where glibc cannot say or
+/// another allocator (AddressSanitizer's) serves malloc.
+double heap_bytes_in_use() {
+#if defined(SPATIALHASH_TEST_ASAN) || !defined(__GLIBC__) || \
+    !(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  return -1.0;
+#else
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks) + static_cast<double>(info.hblkhd);
+#endif
+}
+
+/// More non-empty cells than a lattice of cells of edge `radius` can have over the points'
+/// bounding box, whatever its origin (the engine's cells are never smaller, and there are never
+/// more than points).
+template <int Dim>
+double cells_at_most(const std::vector<double>& xyz, double radius) {
+  const std::size_t n = xyz.size() / Dim;
+  double cells = 1.0;
+  for (int k = 0; k < Dim; ++k) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t i = 0; i < n; ++i) {
+      lo = std::min(lo, xyz[i * Dim + k]);
+      hi = std::max(hi, xyz[i * Dim + k]);
+    }
+    cells *= std::floor((hi - lo) / radius) + 2.0;
+  }
+  return std::min(cells, static_cast<double>(n));
+}
+
+/// Builds an Index<Dim, T> over `data` and checks its heap bytes: at least the float coordinates
+/// and an index per point (so the measure sees the layout), at most README's bound plus 64 KiB of
+/// fixed-size parts.
+template <int Dim, class T>
+void check_index_memory(const datasets::Dataset& data) {
+  const std::string where = data.name + " " + std::to_string(Dim) + "D " +
+                            (std::is_same_v<T, float> ? "float" : "double");
+  const std::vector<T> coords(data.xyz.begin(), data.xyz.end());
+  const auto n = static_cast<double>(coords.size() / Dim);
+  const double before = heap_bytes_in_use();
+  if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
+  const spatialhash::Index<Dim, T> index(std::span<const T>(coords), data.radius);
+  const double held = heap_bytes_in_use() - before;
+
+  const double per_point = 4.0 * Dim + 4.0;  // float coordinates relative to the lattice, an id
+  const double bound =
+      (per_point + 2.0) * n + 28.0 * cells_at_most<Dim>(data.xyz, data.radius) + 64.0 * 1024.0;
+  std::printf("%s: %.2f bytes per point (bound %.2f)\n", where.c_str(), held / n, bound / n);
+  EXPECT_GE(held, per_point * n) << where << ": " << held / n << " bytes per point";
+  EXPECT_LE(held, bound) << where << ": " << held / n << " bytes per point, bound " << bound / n;
+}
+
+// Jittered lattice of spacing 1 with r = 2, as the benchmark's W1 (about 8 points per cell).
+TEST(IndexMemory, LatticeStaysNearSixteenBytesPerPoint) {
+  const datasets::Dataset data = datasets::lattice<3>(56, 1.0, 0.05, 2.0, 11);
+  check_index_memory<3, float>(data);
+  check_index_memory<3, double>(data);
+}
+
+// After update() the default engine also keeps its work arrays, so that later steps allocate
+// nothing: README gives about 45 bytes per point in 3D (46 with slabs) on top of the layout.
+TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
+  const datasets::Dataset data = datasets::lattice<3>(56, 1.0, 0.05, 2.0, 17);
+  std::vector<float> coords(data.xyz.begin(), data.xyz.end());
+  const auto n = static_cast<double>(coords.size() / 3);
+  const double before = heap_bytes_in_use();
+  if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
+  spatialhash::Index<3, float> index(std::span<const float>(coords), data.radius);
+  const double built = heap_bytes_in_use() - before;
+  // One point in 199 moves by 1.5 spacings along x: most of them change cell (of edge 2), few
+  // enough for update() to patch the layout instead of rebuilding it.
+  for (std::size_t i = 0; i < coords.size() / 3; i += 199) coords[3 * i] += 1.5f;
+  index.update(std::span<const float>(coords));
+  const double updated = heap_bytes_in_use() - before;
+  std::printf("after update(): %.2f bytes per point (%.2f after the build)\n", updated / n,
+              built / n);
+  EXPECT_GT(updated, built + 30.0 * n) << "the work arrays are kept";
+  EXPECT_LE(updated, built + 46.0 * n + 64.0 * 1024.0);
+}
+
+// Uniform points with about 30 neighbors each (W2), and in 2D with about 20.
+TEST(IndexMemory, UniformPoints) {
+  check_index_memory<3, float>(datasets::uniform<3>(150000, 27.6, 1.0, 12));
+  check_index_memory<2, float>(datasets::uniform<2>(150000, 387.0, 2.5, 13));
+}
+
+// Very uneven density: the dense blobs are searched by slabs (28 bytes per cell).
+TEST(IndexMemory, ClusteredPoints) {
+  check_index_memory<3, float>(datasets::clustered<3>(150000, 0.5, 14));
+}
+
+// Sparse points (about one per cell of edge r): the per-cell part dominates.
+TEST(IndexMemory, SparsePoints) {
+  check_index_memory<3, float>(datasets::uniform<3>(100000, 1000.0, 1.0, 15));
+  check_index_memory<2, double>(datasets::uniform<2>(100000, 1000.0, 0.5, 16));
+}
+
+}  // namespace
