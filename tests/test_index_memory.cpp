@@ -89,8 +89,9 @@ TEST(IndexMemory, LatticeStaysNearSixteenBytesPerPoint) {
   check_index_memory<3, double>(data);
 }
 
-// After update() the default engine also keeps its work arrays, so that later steps allocate
-// nothing: README gives about 45 bytes per point in 3D (46 with slabs) on top of the layout.
+// After an update() that moves points between cells the default engine also keeps its work
+// arrays, so that later steps allocate nothing: README gives about 41 bytes per point in 3D on top
+// of the layout; the bound leaves room for a slab byte and the movers' sort arrays.
 TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   const datasets::Dataset data = datasets::lattice<3>(56, 1.0, 0.05, 2.0, 17);
   std::vector<float> coords(data.xyz.begin(), data.xyz.end());
@@ -116,7 +117,7 @@ TEST(IndexMemory, UniformPoints) {
   check_index_memory<2, float>(datasets::uniform<2>(150000, 387.0, 2.5, 13));
 }
 
-// Very uneven density: the dense blobs are searched by slabs (28 bytes per cell).
+// Very uneven density: blobs of widths 0.2 to 2 (dense ones may take slabs, 28 bytes per cell).
 TEST(IndexMemory, ClusteredPoints) {
   check_index_memory<3, float>(datasets::clustered<3>(150000, 0.5, 14));
 }
