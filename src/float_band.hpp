@@ -1,10 +1,11 @@
 // FloatBand: how the float fast path stays exact.
 //
-// The cell_list engine keeps a float copy of the points relative to the lattice origin and
-// computes squared distances d2f in float. A float rounding is off by at most 2^-24 of its result,
-// plus 2^-150 where the result is subnormal (below 2^-126 an ulp is 2^-149 whatever the
-// magnitude). With E the largest |coordinate - origin| (queries included), each stored coordinate
-// is off by at most e1 = 1.1 * 2^-24 * E + 2^-150, each float difference by at most
+// The cell_list engine keeps a float copy of the points relative to an origin (each point's float
+// frame's: cell_list_layout.hpp) and computes squared distances d2f in float between points and
+// queries of one frame. A float rounding is off by at most 2^-24 of its result, plus 2^-150 where
+// the result is subnormal (below 2^-126 an ulp is 2^-149 whatever the magnitude). With E the
+// largest |coordinate - origin| (queries included; at most a frame's extent), each stored
+// coordinate is off by at most e1 = 1.1 * 2^-24 * E + 2^-150, each float difference by at most
 // delta = 2 e1 + 2^-23 (1.1 r + 2 e1) (a difference that is subnormal is exact), and for a
 // candidate whose true distance or float distance is within 1.05 r, |d2f - d2| <=
 // Dim * delta * (2.2 r + delta) + 1.2 r^2 2^-21 (float rounding of the sum) + Dim * 2^-150

@@ -100,6 +100,26 @@ Dataset collinear(std::size_t n, double radius, std::uint64_t seed) {
   return d;
 }
 
+/// Appends pair number `pair` of a near-radius set: p (rounded to T) and p + length u (rounded to
+/// T), u a random unit vector, or the unit vector along one axis for every third pair (exactly
+/// axis-aligned pairs).
+template <int Dim, class T>
+void add_pair_at_distance(Dataset& d, const std::array<double, Dim>& at, double length, int pair,
+                          std::mt19937_64& g) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::array<double, Dim> p, dir;
+  double norm = 0;
+  for (int k = 0; k < Dim; ++k) {
+    p[k] = static_cast<T>(at[k]);
+    dir[k] = pair % 3 == 0 ? (k == pair / 3 % Dim) : normal(g);
+    norm += dir[k] * dir[k];
+  }
+  for (int k = 0; k < Dim; ++k) d.xyz.push_back(p[k]);
+  for (int k = 0; k < Dim; ++k) {
+    d.xyz.push_back(static_cast<T>(p[k] + length * dir[k] / std::sqrt(norm)));
+  }
+}
+
 /// A 3D set lying in the plane z = 7 (a 2D set embedded in 3D); in 2D a line.
 template <int Dim>
 Dataset flat(std::size_t n, double radius, std::uint64_t seed) {

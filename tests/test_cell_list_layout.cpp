@@ -246,7 +246,8 @@ TEST(CellListLayout, NearPointsMatchesTheOccupiedCellsWithinReach) {
 
 /// Every sorted position of `layout` holds a point of `coords` (each once) in the cell and slab
 /// that position says, by the lattice rule in double: u = (x - origin) * inv_cell, cell floor(u),
-/// slab floor((u - floor(u)) * slabs) along the last axis; its float coordinates are the point's.
+/// slab floor((u - floor(u)) * slabs) along the last axis; its float coordinates are the point's,
+/// relative to the origin of its cell's float frame.
 template <int Dim, class T>
 void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords,
                  const spatialhash::detail::GridGeometry<Dim>& grid, const std::string& where) {
@@ -268,7 +269,9 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
           ASSERT_EQ(static_cast<std::int64_t>(std::floor(u)),
                     static_cast<std::int64_t>(layout.cell_coord[c][k]))
               << where << ": point " << i << " axis " << k;
-          ASSERT_EQ(layout.axis[k][s], static_cast<float>(x - grid.origin[k])) << where;
+          const double frame = CellListLayout<Dim>::frame_origin(
+              grid, k, static_cast<std::int64_t>(layout.cell_coord[c][k]));
+          ASSERT_EQ(layout.axis[k][s], static_cast<float>(x - frame)) << where;
           if (k == Dim - 1) {
             ASSERT_EQ(static_cast<int>(std::floor((u - std::floor(u)) * slabs)), j)
                 << where << ": point " << i << " in the wrong slab";
@@ -278,6 +281,22 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
     }
   }
   ASSERT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
+}
+
+/// `coords` with the points from the third on that lie at least a tenth of a cell from their
+/// cell's faces along the first axis moved 1e-3 along it: no point changes cell or slab.
+template <int Dim, class T>
+std::vector<T> nudged_within_cells(const std::vector<T>& coords,
+                                   const spatialhash::detail::GridGeometry<Dim>& grid) {
+  std::vector<T> nudged = coords;
+  for (std::size_t i = 2; i < coords.size() / Dim; ++i) {
+    const double x = static_cast<double>(coords[i * Dim]);
+    const double u = (x - grid.origin[0]) * grid.inv_cell;
+    if (u - std::floor(u) > 0.1 && u - std::floor(u) < 0.9) {
+      nudged[i * Dim] = static_cast<T>(x + 1e-3);
+    }
+  }
+  return nudged;
 }
 
 /// Dense cells (about 60 points each) with a third of the points on the planes between slabs
@@ -312,13 +331,7 @@ void check_slab_updates(int slab_bits) {
   spatialhash::detail::CellListSpare<Dim> spare;
   // Along the first axis by 1e-3, only points at least a tenth of a cell from their cell's faces
   // along it: no point changes cell or slab (slabs are along the last axis).
-  std::vector<T> nudged = coords;
-  for (std::size_t i = 2; i < n; ++i) {
-    const double u = (static_cast<double>(coords[i * Dim]) - grid.origin[0]) * grid.inv_cell;
-    if (u - std::floor(u) > 0.1 && u - std::floor(u) < 0.9) {
-      nudged[i * Dim] = static_cast<T>(coords[i * Dim] + 1e-3);
-    }
-  }
+  const std::vector<T> nudged = nudged_within_cells<Dim>(coords, grid);
   context = make_context(PointsView<Dim, T>(nudged.data(), n), 1.0, 2);
   auto kind = layout.update(context, grid, 0.5, spare);
   ASSERT_TRUE(kind.has_value());
@@ -346,6 +359,73 @@ TEST(CellListLayout, EachCellIsSortedBySlabAfterBuildsAndUpdates) {
     check_slab_updates<3, float>(slab_bits);
     check_slab_updates<3, double>(slab_bits);
   }
+}
+
+/// Points within two cells of the float frames' boundaries (frames of 2^kFrameBits cells) on a
+/// lattice of `cells` per axis, r = 1: the build's float coordinates are relative to each cell's
+/// frame, and so are an update's, both when points cross frame boundaries (patched) and when they
+/// only move within their cells (refreshed). Without `updates` only the build is checked (a
+/// layout with coarse keys refuses updates: the engine rebuilds).
+template <int Dim, class T>
+void check_frames(double cells, bool updates = true) {
+  const std::string where = "dim " + std::to_string(Dim) + (sizeof(T) == 4 ? " float" : " double") +
+                            ", " + std::to_string(cells) + " cells per axis";
+  SCOPED_TRACE(where);
+  using Layout = CellListLayout<Dim>;
+  const double edge = spatialhash::detail::GridGeometry<Dim>::kCellMargin;  // r = 1
+  const auto frame_span = static_cast<double>(std::int64_t{1} << Layout::kFrameBits) * edge;
+  const auto frames = static_cast<int>(cells * edge / frame_span);
+  ASSERT_GE(frames, 2) << "the lattice must hold more than one frame per axis";
+  std::mt19937_64 g(static_cast<std::uint64_t>(Dim * 100 + sizeof(T)) + frames);
+  std::uniform_int_distribution<int> boundary(1, frames);
+  std::uniform_real_distribution<double> near(-2.0, 2.0);
+  const std::size_t n = 3000;
+  std::vector<T> coords;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      const double x =
+          i < 2 ? static_cast<double>(i) * cells * edge : boundary(g) * frame_span + near(g);
+      coords.push_back(static_cast<T>(x));
+    }
+  }
+  auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, /*threads=*/2);
+  const auto grid = context.grid;
+  auto layout = Layout::build(context, grid);
+  check_slabs<Dim>(layout, coords, grid, where + ", built");
+  if (!updates) return;
+
+  spatialhash::detail::CellListSpare<Dim> spare;
+  // Every other point moves by up to half a cell along each axis: some cross frame boundaries.
+  std::vector<T> moved = coords;
+  for (std::size_t i = 2; i < n; i += 2) {
+    for (int k = 0; k < Dim; ++k) {
+      moved[i * Dim + k] = static_cast<T>(static_cast<double>(coords[i * Dim + k]) + near(g) / 4);
+    }
+  }
+  context = make_context(PointsView<Dim, T>(moved.data(), n), 1.0, 2);
+  auto kind = layout.update(context, grid, 1.0, spare);
+  ASSERT_TRUE(kind.has_value());
+  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::patched);
+  check_slabs<Dim>(layout, moved, grid, where + ", patched");
+
+  // Points at least a tenth of a cell from their cell's faces along the first axis move 1e-3
+  // along it: no point changes cell.
+  const std::vector<T> nudged = nudged_within_cells<Dim>(moved, grid);
+  context = make_context(PointsView<Dim, T>(nudged.data(), n), 1.0, 2);
+  kind = layout.update(context, grid, 1.0, spare);
+  ASSERT_TRUE(kind.has_value());
+  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::refreshed);
+  check_slabs<Dim>(layout, nudged, grid, where + ", refreshed");
+}
+
+TEST(CellListLayout, FloatCoordinatesAreRelativeToTheirCellsFrame) {
+  check_frames<2, double>(5000.0);
+  check_frames<2, float>(5000.0);
+  check_frames<3, double>(5000.0);
+  check_frames<3, float>(5000.0);
+  // Wider than a 3D Morton code holds at full resolution (2^21 cells): coarse keys.
+  check_frames<3, double>(3.0e6, /*updates=*/false);
+  check_frames<2, double>(3.0e6);
 }
 
 TEST(CellListLayout, HashTableLookupMatchesThePointsCells3D) {

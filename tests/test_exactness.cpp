@@ -21,23 +21,14 @@ using spatialhash::Engine;
 template <int Dim, class T>
 datasets::Dataset near_radius_pairs(double r, double base, std::uint64_t seed) {
   std::mt19937_64 g(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> u(0.0, 30.0 * r);
   std::uniform_int_distribution<int> ulps(-3, 3);
   datasets::Dataset d{"near_radius_pairs", {}, r};
   for (int pair = 0; pair < 300; ++pair) {
-    std::array<double, Dim> p, dir;
-    double norm = 0;
-    for (int k = 0; k < Dim; ++k) {
-      p[k] = static_cast<T>(base + u(g));
-      dir[k] = pair % 3 == 0 ? (k == 0) : normal(g);  // some exactly axis-aligned
-      norm += dir[k] * dir[k];
-    }
+    std::array<double, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = base + u(g);
     const double length = r * (1.0 + ulps(g) * std::numeric_limits<T>::epsilon());
-    for (int k = 0; k < Dim; ++k) d.xyz.push_back(p[k]);
-    for (int k = 0; k < Dim; ++k) {
-      d.xyz.push_back(static_cast<T>(p[k] + length * dir[k] / std::sqrt(norm)));
-    }
+    datasets::add_pair_at_distance<Dim, T>(d, p, length, pair, g);
   }
   return d;
 }

@@ -14,6 +14,7 @@
 
 #include "for_each_dim_type.hpp"
 #include "oracle.hpp"
+#include "rows_of.hpp"
 #include "spatialhash/spatialhash.hpp"
 
 namespace {
@@ -21,16 +22,6 @@ namespace {
 using spatialhash::Engine;
 using spatialhash::Index;
 using spatialhash::InvalidArgument;
-
-/// Sorted neighbor lists as nested vectors (what the oracle produces).
-std::vector<std::vector<std::size_t>> rows_of(const spatialhash::NeighborLists& lists) {
-  std::vector<std::vector<std::size_t>> rows(lists.size());
-  for (std::size_t i = 0; i < lists.size(); ++i) {
-    rows[i].assign(lists.indices.begin() + lists.offsets[i],
-                   lists.indices.begin() + lists.offsets[i + 1]);
-  }
-  return rows;
-}
 
 template <int Dim, class T>
 std::string label() {

@@ -10,7 +10,9 @@
 // (half a cell along the last axis) within their cells, and a slab's stencil leaves out the slabs
 // of the rows below and above that lie beyond r. Candidates whose float distance falls
 // in the rounding band around r are re-decided with the double rule (float_band.hpp), so results
-// are exact.
+// are exact. Float coordinates are relative to their float frame (1024 cells per axis,
+// cell_list_layout.hpp), so that band stays narrow on lattices of any extent; a search whose
+// stencil reaches into another frame decides all its candidates in double (frame_search).
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
@@ -464,12 +466,13 @@ class CellList final : public EngineBase<Dim, T> {
               needs[copy_of(cell_at(end))] = true;
             }
             const GroupGather group = gather_group(first, needs, 1, work.g);
+            const Search in_group = group_search(search, first);
             while (t < end) {
               const Cell<Dim> cell = cell_at(t);
               std::uint32_t run_end = t + 1;
               while (run_end < end && cell_at(run_end) == cell) ++run_end;
-              filter_queries(queries, query_of.data() + t, run_end - t, t,
-                             group.stencil_of(cell, 0), count_only, search, work, emit);
+              filter_queries(cell, queries, query_of.data() + t, run_end - t, t,
+                             group.stencil_of(cell, 0), count_only, in_group, work, emit);
               t = run_end;
             }
           }
@@ -495,8 +498,8 @@ class CellList final : public EngineBase<Dim, T> {
     if (layout_.size() == 0 || !grid_.cell_of_position(center, cell)) return;
     if (!layout_.near_points(cell)) return;
     const auto& points = this->context_.points;
-    const FloatBand band = band_for(radius);
     const double r2 = radius * radius;
+    const FloatBand band = stencil_search(Search{band_for(radius), r2}, cell).band;
     std::array<Range, kStencil> ranges;
     const int count = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
     SoaView<Dim> all;
@@ -504,7 +507,7 @@ class CellList final : public EngineBase<Dim, T> {
     all.ids = layout_.order.data();
     QueryBlock<Dim> block;
     for (int k = 0; k < Dim; ++k) {
-      block.position[0][k] = static_cast<float>(center[k] - grid_.origin[k]);
+      block.position[0][k] = frame_position(center, k, cell);
     }
     block.skip[0] = kSkipNone;
     block.count = 1;
@@ -538,18 +541,18 @@ class CellList final : public EngineBase<Dim, T> {
     const int found = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
     gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), work.g,
            Ids::original);
-    filter_queries(queries, query_of, count, first_slot,
-                   Range{0, static_cast<std::uint32_t>(work.g.size)}, count_only, search, work,
-                   emit);
+    filter_queries(cell, queries, query_of, count, first_slot,
+                   Range{0, static_cast<std::uint32_t>(work.g.size)}, count_only,
+                   stencil_search(search, cell), work, emit);
   }
 
-  /// Tests the query positions queries[query_of[0 .. count)] against the gathered candidates
-  /// `candidates` (a range of work.g), reporting them to emit as slots first_slot, ... (null
-  /// rows with count_only).
+  /// Tests the query positions queries[query_of[0 .. count)], all in lattice cell `cell`, against
+  /// the gathered candidates `candidates` (a range of work.g), reporting them to emit as slots
+  /// first_slot, ... (null rows with count_only).
   template <class Emit>
-  void filter_queries(std::span<const Position> queries, const index_t* query_of,
-                      std::uint32_t count, std::uint32_t first_slot, Range candidates,
-                      bool count_only, const Search& search, CellWork<Dim>& work,
+  void filter_queries(const Cell<Dim>& cell, std::span<const Position> queries,
+                      const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
+                      Range candidates, bool count_only, const Search& search, CellWork<Dim>& work,
                       Emit&& emit) const {
     const auto& points = this->context_.points;
     filter_gathered(
@@ -559,7 +562,7 @@ class CellList final : public EngineBase<Dim, T> {
           for (int q = 0; q < block.count; ++q) {
             const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
             for (int k = 0; k < Dim; ++k) {
-              block.position[q][k] = static_cast<float>(center[k] - grid_.origin[k]);
+              block.position[q][k] = frame_position(center, k, cell);
             }
             block.skip[q] = kSkipNone;
           }
@@ -773,16 +776,67 @@ class CellList final : public EngineBase<Dim, T> {
     return seen >= static_cast<double>(kSlabMinPoints) ? kSlabBits : 0;
   }
 
-  /// The rounding band for float coordinates relative to the origin; queries may lie up to the
-  /// stencil reach outside the bounding box.
+  /// The rounding band for float coordinates relative to the origin of one float frame
+  /// (cell_list_layout.hpp), for searches whose stencil lies in one frame (frame_search()):
+  /// coordinates within the lattice's extent, queries up to the stencil reach outside the
+  /// bounding box, and within a frame's extent of its origin (plus the reach). The frame origins
+  /// are doubles of magnitude up to |origin| + extent: a last term covers a last-bit difference
+  /// in how a compiler may round them in different places (fused or not), far below the rest.
   FloatBand band_for(double radius) const {
     const double margin = (grid_.reach + 1) * grid_.cell_size;
-    double extent = 0.0;
+    double extent = 0.0, magnitude = 0.0;
     for (int k = 0; k < Dim; ++k) {
       extent = std::max(extent, std::abs(grid_.upper[k] - grid_.origin[k]) + margin);
       extent = std::max(extent, std::abs(grid_.lower[k] - grid_.origin[k]) + margin);
+      magnitude = std::max(magnitude, std::abs(grid_.origin[k]));
     }
-    return make_float_band(radius, extent, Dim);
+    const double frame =
+        static_cast<double>(std::int64_t{1} << CellListLayout<Dim>::kFrameBits) * grid_.cell_size +
+        margin;
+    return make_float_band(radius, std::min(extent, frame) + 0x1p-26 * (extent + magnitude), Dim);
+  }
+
+  /// `search` for queries in the float frame of lattice cell `home` against candidates in the
+  /// cells from `low` to `high` (per axis, inclusive; cells off the lattice hold none): as it is
+  /// when all of those lie in that frame, else with its band open (every candidate decided in
+  /// double: floats of different frames are relative to different origins).
+  Search frame_search(const Search& search, const Cell<Dim>& home, const Cell<Dim>& low,
+                      const Cell<Dim>& high) const {
+    using Layout = CellListLayout<Dim>;
+    for (int k = 0; k < Dim; ++k) {
+      const std::int64_t from = std::max<std::int64_t>(low[k], 0);
+      const std::int64_t to = std::min<std::int64_t>(high[k], layout_.dims[k] - 1);
+      const std::int64_t frame = Layout::frame_of(home[k]);
+      if (from <= to && (Layout::frame_of(from) != frame || Layout::frame_of(to) != frame)) {
+        constexpr float kInf = std::numeric_limits<float>::infinity();
+        return Search{FloatBand{-kInf, kInf}, search.r2};
+      }
+    }
+    return search;
+  }
+  /// frame_search() for the queries of lattice cell `cell` against its stencil.
+  Search stencil_search(const Search& search, const Cell<Dim>& cell) const {
+    Cell<Dim> low = cell, high = cell;
+    for (int k = 0; k < Dim; ++k) {
+      low[k] -= grid_.reach;
+      high[k] += grid_.reach;
+    }
+    return frame_search(search, cell, low, high);
+  }
+  /// frame_search() for the queries of the group (parent cell) of lattice cell `cell`, which
+  /// share its frame (frames are whole groups), against the union of their stencils: 4 cells per
+  /// axis from the parent's first cell minus one.
+  Search group_search(const Search& search, const Cell<Dim>& cell) const {
+    Cell<Dim> low, high;
+    for (int k = 0; k < Dim; ++k) {
+      low[k] = (cell[k] >> 1) * 2 - 1;
+      high[k] = low[k] + 3;
+    }
+    return frame_search(search, cell, low, high);
+  }
+  /// Float coordinate k of `position` in the frame of lattice cell `cell`.
+  float frame_position(const Position& position, int k, const Cell<Dim>& cell) const {
+    return static_cast<float>(position[k] - CellListLayout<Dim>::frame_origin(grid_, k, cell[k]));
   }
 
   /// Which stencil a cell search covers: all cells around it, or only those after it in memory
@@ -885,8 +939,9 @@ class CellList final : public EngineBase<Dim, T> {
   /// the row above (the others lie more than r away along the last axis: W3 tests 15% fewer
   /// candidates). A count search (count_only) reports counts with null rows.
   template <class Emit>
-  void search_group(std::uint32_t first, std::uint32_t last, bool count_only, const Search& search,
-                    CellWork<Dim>& work, Emit&& emit) const {
+  void search_group(std::uint32_t first, std::uint32_t last, bool count_only,
+                    const Search& group_wide, CellWork<Dim>& work, Emit&& emit) const {
+    const Search search = group_search(group_wide, cell_of(first));
     GroupCopies needs{};
     for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cell_of(c))] = true;
     const int slabs = slabs_for_group(first, last);
@@ -1059,8 +1114,9 @@ class CellList final : public EngineBase<Dim, T> {
   /// half search reports, within cell c, only the points after s. Borderline candidates are
   /// re-decided with the double rule before emit sees them.
   template <class Emit>
-  void search_cell(std::uint32_t c, Stencil stencil, Ids ids, const Search& search,
+  void search_cell(std::uint32_t c, Stencil stencil, Ids ids, const Search& lattice_wide,
                    CellWork<Dim>& work, Emit&& emit) const {
+    const Search search = stencil_search(lattice_wide, cell_of(c));
     const std::uint32_t own = gather_stencil(c, stencil, ids, work.g);
     const std::uint32_t first = layout_.cell_start[c];
     const auto& points = this->context_.points;

@@ -147,19 +147,36 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   const auto index_at = [&](std::int64_t s) {
     return packed ? static_cast<index_t>(keys[s]) : layout.order[s];
   };
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t s = 0; s < signed_n; ++s) {
-    if (s + kPrefetchAhead < signed_n) {
-      __builtin_prefetch(points.data + index_at(s + kPrefetchAhead) * points.stride);
+  // A cell key without its low Dim * (kFrameBits - shift) bits is the Morton code of the cell's
+  // float frame (shift < kFrameBits: a coarse key drops fewer bits per axis than a frame spans).
+  // Frames change rarely along the sorted order: each thread decodes a frame's origin once per run.
+  static_assert(kMortonBitsPerAxis<Dim> + kFrameBits > 30, "coarse keys must hold frames");
+  const int frame_shift = Dim * (kFrameBits - shift);
+#pragma omp parallel num_threads(threads)
+  {
+    std::uint64_t frame = ~std::uint64_t{0};  // no frame's code: the first point decodes its own
+    std::array<double, Dim> frame_at{};
+#pragma omp for schedule(static)
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      if (s + kPrefetchAhead < signed_n) {
+        __builtin_prefetch(points.data + index_at(s + kPrefetchAhead) * points.stride);
+      }
+      const index_t i = index_at(s);
+      if (packed) layout.order[s] = i;
+      if (const std::uint64_t f = key_at(s) >> frame_shift; f != frame) {
+        frame = f;
+        const CellCoord decoded = morton_decode<Dim>(f);
+        for (int k = 0; k < Dim; ++k) {
+          frame_at[k] = frame_origin(grid, k, static_cast<std::int64_t>(decoded[k]) << kFrameBits);
+        }
+      }
+      for (int k = 0; k < Dim; ++k) {
+        layout.axis[k][s] = static_cast<float>(points.coord(i, k) - frame_at[k]);
+      }
+      const bool boundary = s == 0 || key_at(s) != key_at(s - 1) ||
+                            (shift > 0 && exact_cell(i) != exact_cell(index_at(s - 1)));
+      marks[s] = boundary ? 1u : 0u;
     }
-    const index_t i = index_at(s);
-    if (packed) layout.order[s] = i;
-    for (int k = 0; k < Dim; ++k) {
-      layout.axis[k][s] = static_cast<float>(points.coord(i, k) - grid.origin[k]);
-    }
-    const bool boundary = s == 0 || key_at(s) != key_at(s - 1) ||
-                          (shift > 0 && exact_cell(i) != exact_cell(index_at(s - 1)));
-    marks[s] = boundary ? 1u : 0u;
   }
   // A full-resolution key is its cell's Morton code: the cell coordinates are decoded from it, not
   // recomputed from the caller's points (read at random: a cache miss per cell at 4M points).

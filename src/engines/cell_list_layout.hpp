@@ -1,7 +1,7 @@
 // CellListLayout: the reordered structure the default engine searches.
 //
 //   order[s]       original index of the point at sorted position s
-//   axis[k][s]     float coordinate k of that point, relative to the lattice origin
+//   axis[k][s]     float coordinate k of that point, relative to the origin of its float frame
 //   cell_start[c]  first sorted position of cell c (cells in Morton order, only non-empty ones);
 //                  cell_start[cells] == n
 //   slab_start     with slabs (slab_bits > 0): where each slab of each cell begins; a slab is one
@@ -17,6 +17,14 @@
 //   near_occupied  the bitmap dilated by the stencil's reach, so that a query far from every
 //                  point costs one bit test instead of a stencil of lookups (kept only when at
 //                  most kNearShareKept of the lattice is near points)
+//
+// Float frames: the lattice is cut into frames of 2^kFrameBits cells per axis, and a point's float
+// coordinates are relative to the origin of the frame holding its cell (frame_origin(), the same
+// double everywhere), not to the lattice origin. Float rounding then scales with a frame's extent,
+// not the whole lattice's: a search whose stencil lies in one frame keeps the float fast path on
+// lattices far wider than float could resolve (geospatial extents), and one whose stencil
+// crosses a frame boundary decides its candidates in double (cell_list.cpp). A lattice of at most
+// 2^kFrameBits cells per axis is one frame, whose origin is the lattice origin.
 //
 // Invariants: points of one cell are contiguous, sorted by slab within it; cells appear in Z-order
 // of their coordinates (or of their coordinates shifted right, for lattices wider than a 64-bit
@@ -90,6 +98,21 @@ class CellListLayout {
   template <class T>
   std::optional<UpdateKind> update(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
                                    double max_changed_fraction, CellListSpare<Dim>& spare);
+
+  /// A float frame spans 2^kFrameBits cells per axis (see the header comment).
+  static constexpr int kFrameBits = 10;
+  /// The frame holding lattice coordinate `cell` along an axis (floor division, also below 0).
+  static std::int64_t frame_of(std::int64_t cell) { return cell >> kFrameBits; }
+  /// Origin along an axis of the frame holding lattice coordinate `cell`, for a lattice with
+  /// origin `origin` along that axis and cells of edge `cell_size`. Every float coordinate and
+  /// query position of that frame is taken relative to this one expression's value.
+  static double frame_origin(double origin, double cell_size, std::int64_t cell) {
+    return origin +
+           static_cast<double>(frame_of(cell) * (std::int64_t{1} << kFrameBits)) * cell_size;
+  }
+  static double frame_origin(const GridGeometry<Dim>& grid, int k, std::int64_t cell) {
+    return frame_origin(grid.origin[k], grid.cell_size, cell);
+  }
 
   /// Bits needed for a cell coordinate of the widest axis of `grid`.
   static int axis_bits(const GridGeometry<Dim>& grid) {

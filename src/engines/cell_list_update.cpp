@@ -115,6 +115,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       extent[k] = static_cast<double>(dims[k]);
     }
     const double inv_cell = grid.inv_cell;
+    const double cell_size = grid.cell_size;
     const double slab_scale = static_cast<double>(slab_count);
     const index_t* order_of = order.data();
     std::uint8_t* changed_cell = spare.changed_cell.data();
@@ -152,7 +153,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
           off_lattice |= static_cast<int>(off);
           cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
           moved |= cell[k] ^ cell_coord[c][k];
-          moved_axis[k][s] = static_cast<float>(x - origin[k]);
+          // Relative to the frame of the point's new cell (cell_list_layout.hpp).
+          moved_axis[k][s] = static_cast<float>(
+              x - frame_origin(origin[k], cell_size, static_cast<std::int64_t>(cell[k])));
           if (k == Dim - 1 && !off) {
             // floor(u * slabs) - slabs * floor(u), as the key pass computes it (exact).
             new_slab = static_cast<std::uint32_t>(u * slab_scale) -
