@@ -779,21 +779,21 @@ class CellList final : public EngineBase<Dim, T> {
   /// The rounding band for float coordinates relative to the origin of one float frame
   /// (cell_list_layout.hpp), for searches whose stencil lies in one frame (frame_search()):
   /// coordinates within the lattice's extent, queries up to the stencil reach outside the
-  /// bounding box, and within a frame's extent of its origin (plus the reach). The frame origins
-  /// are doubles of magnitude up to |origin| + extent: a last term covers a last-bit difference
-  /// in how a compiler may round them in different places (fused or not), far below the rest.
+  /// bounding box, and within a frame's extent of its origin (plus the reach). Points and queries
+  /// of one frame are taken relative to the same double (frame_origin(): one expression, and the
+  /// library is compiled without contraction, -ffp-contract=off), so that origin's own rounding
+  /// cancels in their differences.
   FloatBand band_for(double radius) const {
     const double margin = (grid_.reach + 1) * grid_.cell_size;
-    double extent = 0.0, magnitude = 0.0;
+    double extent = 0.0;
     for (int k = 0; k < Dim; ++k) {
       extent = std::max(extent, std::abs(grid_.upper[k] - grid_.origin[k]) + margin);
       extent = std::max(extent, std::abs(grid_.lower[k] - grid_.origin[k]) + margin);
-      magnitude = std::max(magnitude, std::abs(grid_.origin[k]));
     }
     const double frame =
         static_cast<double>(std::int64_t{1} << CellListLayout<Dim>::kFrameBits) * grid_.cell_size +
         margin;
-    return make_float_band(radius, std::min(extent, frame) + 0x1p-26 * (extent + magnitude), Dim);
+    return make_float_band(radius, std::min(extent, frame), Dim);
   }
 
   /// `search` for queries in the float frame of lattice cell `home` against candidates in the
