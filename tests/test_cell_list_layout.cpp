@@ -299,6 +299,21 @@ std::vector<T> nudged_within_cells(const std::vector<T>& coords,
   return nudged;
 }
 
+/// Updates `layout` (built on `grid`) to the points `coords`, expects an update of kind `expected`,
+/// and checks the layout against the points (check_slabs).
+template <int Dim, class T>
+void check_update(CellListLayout<Dim>& layout, const std::vector<T>& coords,
+                  const spatialhash::detail::GridGeometry<Dim>& grid, double max_changed_fraction,
+                  spatialhash::detail::CellListSpare<Dim>& spare,
+                  spatialhash::detail::UpdateKind expected, const std::string& where) {
+  const auto context =
+      make_context(PointsView<Dim, T>(coords.data(), coords.size() / Dim), 1.0, /*threads=*/2);
+  const auto kind = layout.update(context, grid, max_changed_fraction, spare);
+  ASSERT_TRUE(kind.has_value());
+  EXPECT_EQ(*kind, expected);
+  check_slabs<Dim>(layout, coords, grid, where);
+}
+
 /// Dense cells (about 60 points each) with a third of the points on the planes between slabs
 /// and cells; then updates: a refresh (motion along the first axis only, within cells), and a
 /// patch (points moved along the last axis across slab and cell borders).
@@ -322,7 +337,7 @@ void check_slab_updates(int slab_bits) {
   // Two corners that never move: the bounding box (and so the lattice) stays.
   for (int k = 0; k < Dim; ++k) coords[k] = T(0);
   for (int k = 0; k < Dim; ++k) coords[Dim + k] = static_cast<T>(kSide);
-  auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, /*threads=*/2);
+  const auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, /*threads=*/2);
   const auto grid = context.grid;
   auto layout = CellListLayout<Dim>::build(context, grid, slab_bits);
   ASSERT_EQ(layout.slab_bits, slab_bits);
@@ -332,11 +347,9 @@ void check_slab_updates(int slab_bits) {
   // Along the first axis by 1e-3, only points at least a tenth of a cell from their cell's faces
   // along it: no point changes cell or slab (slabs are along the last axis).
   const std::vector<T> nudged = nudged_within_cells<Dim>(coords, grid);
-  context = make_context(PointsView<Dim, T>(nudged.data(), n), 1.0, 2);
-  auto kind = layout.update(context, grid, 0.5, spare);
-  ASSERT_TRUE(kind.has_value());
-  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::refreshed);
-  check_slabs<Dim>(layout, nudged, grid, where + ", refreshed");
+  ASSERT_NO_FATAL_FAILURE(check_update<Dim>(layout, nudged, grid, 0.5, spare,
+                                            spatialhash::detail::UpdateKind::refreshed,
+                                            where + ", refreshed"));
 
   // One point in ten moves by +-0.3 along the last axis: across a slab border, a cell border or
   // both, with the other points staying in place.
@@ -345,11 +358,9 @@ void check_slab_updates(int slab_bits) {
     const double z = static_cast<double>(moved[i * Dim + Dim - 1]);
     moved[i * Dim + Dim - 1] = static_cast<T>(z + 0.3 < kSide ? z + 0.3 : z - 0.3);
   }
-  context = make_context(PointsView<Dim, T>(moved.data(), n), 1.0, 2);
-  kind = layout.update(context, grid, 0.5, spare);
-  ASSERT_TRUE(kind.has_value());
-  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::patched);
-  check_slabs<Dim>(layout, moved, grid, where + ", patched");
+  ASSERT_NO_FATAL_FAILURE(check_update<Dim>(layout, moved, grid, 0.5, spare,
+                                            spatialhash::detail::UpdateKind::patched,
+                                            where + ", patched"));
 }
 
 TEST(CellListLayout, EachCellIsSortedBySlabAfterBuildsAndUpdates) {
@@ -388,7 +399,7 @@ void check_frames(double cells, bool updates = true) {
       coords.push_back(static_cast<T>(x));
     }
   }
-  auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, /*threads=*/2);
+  const auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, /*threads=*/2);
   const auto grid = context.grid;
   auto layout = Layout::build(context, grid);
   check_slabs<Dim>(layout, coords, grid, where + ", built");
@@ -402,20 +413,16 @@ void check_frames(double cells, bool updates = true) {
       moved[i * Dim + k] = static_cast<T>(static_cast<double>(coords[i * Dim + k]) + near(g) / 4);
     }
   }
-  context = make_context(PointsView<Dim, T>(moved.data(), n), 1.0, 2);
-  auto kind = layout.update(context, grid, 1.0, spare);
-  ASSERT_TRUE(kind.has_value());
-  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::patched);
-  check_slabs<Dim>(layout, moved, grid, where + ", patched");
+  ASSERT_NO_FATAL_FAILURE(check_update<Dim>(layout, moved, grid, 1.0, spare,
+                                            spatialhash::detail::UpdateKind::patched,
+                                            where + ", patched"));
 
   // Points at least a tenth of a cell from their cell's faces along the first axis move 1e-3
   // along it: no point changes cell.
   const std::vector<T> nudged = nudged_within_cells<Dim>(moved, grid);
-  context = make_context(PointsView<Dim, T>(nudged.data(), n), 1.0, 2);
-  kind = layout.update(context, grid, 1.0, spare);
-  ASSERT_TRUE(kind.has_value());
-  EXPECT_EQ(*kind, spatialhash::detail::UpdateKind::refreshed);
-  check_slabs<Dim>(layout, nudged, grid, where + ", refreshed");
+  ASSERT_NO_FATAL_FAILURE(check_update<Dim>(layout, nudged, grid, 1.0, spare,
+                                            spatialhash::detail::UpdateKind::refreshed,
+                                            where + ", refreshed"));
 }
 
 TEST(CellListLayout, FloatCoordinatesAreRelativeToTheirCellsFrame) {
