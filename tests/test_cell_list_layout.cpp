@@ -244,10 +244,26 @@ TEST(CellListLayout, NearPointsMatchesTheOccupiedCellsWithinReach) {
   }
 }
 
+/// Whether cell a comes before cell b in Z-order, bit by bit: the first bit that differs, from
+/// the top bit of the last axis down (bit j of axis k is bit Dim * j + k of a Morton code),
+/// decides.
+template <int Dim>
+bool z_order_less(const std::array<std::uint32_t, Dim>& a,
+                  const std::array<std::uint32_t, Dim>& b) {
+  for (int bit = 31; bit >= 0; --bit) {
+    for (int k = Dim - 1; k >= 0; --k) {
+      const std::uint32_t x = a[k] >> bit & 1u, y = b[k] >> bit & 1u;
+      if (x != y) return x < y;
+    }
+  }
+  return false;
+}
+
 /// Every sorted position of `layout` holds a point of `coords` (each once) in the cell and slab
 /// that position says, by the lattice rule in double: u = (x - origin) * inv_cell, cell floor(u),
 /// slab floor((u - floor(u)) * slabs) along the last axis; its float coordinates are the point's,
-/// relative to the origin of its cell's float frame.
+/// relative to the origin of its cell's float frame. The cells are distinct and in the Z-order of
+/// their full coordinates, also on lattices wider than a Morton code holds (coarse keys).
 template <int Dim, class T>
 void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords,
                  const spatialhash::detail::GridGeometry<Dim>& grid, const std::string& where) {
@@ -281,6 +297,10 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
     }
   }
   ASSERT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
+  for (std::uint32_t c = 1; c < layout.cells(); ++c) {
+    ASSERT_TRUE(z_order_less<Dim>(layout.cell_coord[c - 1], layout.cell_coord[c]))
+        << where << ": cell " << c << " is not after cell " << c - 1 << " in Z-order";
+  }
 }
 
 /// `coords` with the points from the third on that lie at least a tenth of a cell from their
@@ -433,6 +453,44 @@ TEST(CellListLayout, FloatCoordinatesAreRelativeToTheirCellsFrame) {
   // Wider than a 3D Morton code holds at full resolution (2^21 cells): coarse keys.
   check_frames<3, double>(3.0e6, /*updates=*/false);
   check_frames<2, double>(3.0e6);
+}
+
+/// Dense clusters (about 20 points per cell) spread over a lattice of about 3e7 cells per axis,
+/// wider than a 3D Morton code holds (2^21): the build sorts on coarse keys (blocks of 2^4 cells
+/// per axis), then each block's points by the rest of their cell's code. Clusters of 5000 points
+/// give blocks of thousands of points, several of them straddling the build's parallel chunks of
+/// positions (4096); on 1 and 2 threads, every cell must come once, in Z-order (check_slabs).
+TEST(CellListLayout, CoarseKeysKeepCellsInZOrder) {
+  std::mt19937_64 g(41);
+  const double spread = 3.0e7;
+  std::uniform_real_distribution<double> site(0.0, spread), local(-3.0, 3.0);
+  std::vector<double> coords = {0.0, 0.0, 0.0, spread, spread, spread};  // the lattice's corners
+  for (int cluster = 0; cluster < 6; ++cluster) {
+    std::array<double, 3> center;
+    for (double& x : center) x = site(g);
+    for (int p = 0; p < 5000; ++p) {
+      for (int k = 0; k < 3; ++k) coords.push_back(center[k] + local(g));
+    }
+  }
+  const std::size_t n = coords.size() / 3;
+  for (const int threads : {1, 2}) {
+    const auto context = make_context(PointsView<3, double>(coords.data(), n), 1.0, threads);
+    ASSERT_GT(CellListLayout<3>::axis_bits(context.grid), 21) << "the keys must be coarse";
+    const auto layout = CellListLayout<3>::build(context, context.grid);
+    check_slabs<3>(layout, coords, context.grid, std::to_string(threads) + " threads");
+    // Some block (cells with equal coordinates shifted right by the keys' shift) holds more
+    // points than a chunk.
+    const int shift = CellListLayout<3>::axis_bits(context.grid) - 21;
+    std::map<std::array<std::uint32_t, 3>, std::uint32_t> per_block;
+    for (std::uint32_t c = 0; c < layout.cells(); ++c) {
+      std::array<std::uint32_t, 3> block = layout.cell_coord[c];
+      for (auto& x : block) x >>= shift;
+      per_block[block] += layout.cell_start[c + 1] - layout.cell_start[c];
+    }
+    std::uint32_t largest = 0;
+    for (const auto& [block, count] : per_block) largest = std::max(largest, count);
+    ASSERT_GT(largest, 4096u);
+  }
 }
 
 TEST(CellListLayout, HashTableLookupMatchesThePointsCells3D) {

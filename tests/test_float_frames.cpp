@@ -3,7 +3,8 @@
 // within one frame in float and stencils across frames in double. Clusters of pairs within a few
 // ulps of r straddle frame boundaries, near the lattice origin and a million radii from it, in
 // float and double: cell_list, in each configuration, must agree with the double-precision brute
-// force for every query form, and after updates that move points across the boundaries.
+// force for every query form, and after updates that move points across the boundaries. And
+// clusters on lattices wider than a Morton code holds (coarse keys), through the same checks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -66,6 +67,37 @@ TEST_P(FloatFrames, PairsWithinUlpsOfRadiusAcrossFrameBoundaries) {
       run<3, float>(pairs_at_frame_corners<3, float>(r, base, 3, 4), base);
     }
   }
+}
+
+/// `clusters` clusters of `per_cluster` points uniform in a cube of edge 6 r around random
+/// centers in a cube of edge `spread`, plus its two corners (fixing the bounding box).
+template <int Dim, class T>
+datasets::Dataset far_clusters(double r, double spread, int clusters, int per_cluster,
+                               std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> site(0.0, spread), local(-3.0 * r, 3.0 * r);
+  datasets::Dataset d{"far_clusters", {}, r};
+  for (int k = 0; k < Dim; ++k) d.xyz.push_back(T{0});
+  for (int k = 0; k < Dim; ++k) d.xyz.push_back(static_cast<T>(spread));
+  for (int c = 0; c < clusters; ++c) {
+    std::array<double, Dim> center;
+    for (double& x : center) x = site(g);
+    for (int p = 0; p < per_cluster; ++p) {
+      for (int k = 0; k < Dim; ++k) d.xyz.push_back(static_cast<T>(center[k] + local(g)));
+    }
+  }
+  return d;
+}
+
+TEST_P(FloatFrames, ClustersOnLatticesWiderThanAMortonCode) {
+  // 1e7 radii: more than 2^21 cells per axis, coarse keys in 3D (blocks of 2^3 or, with cells of
+  // edge r/2, 2^4 cells per axis), whose runs of equal keys (up to a cluster's 4000 points)
+  // straddle the build's parallel chunks; the same extent in 2D, where keys hold it in full.
+  constexpr double r = 1.0, spread = 1.0e7;
+  static_assert(spread / r > double{1 << 22});
+  run<3, double>(far_clusters<3, double>(r, spread, 3, 4000, 51), 0.0);
+  run<3, float>(far_clusters<3, float>(r, spread, 3, 4000, 52), 0.0);
+  run<2, double>(far_clusters<2, double>(r, spread, 3, 1500, 53), 0.0);
 }
 
 /// The cell_list configurations of engine_cases(): only cell_list has float frames.

@@ -56,6 +56,59 @@ std::vector<std::uint64_t> dilated(const std::vector<std::uint64_t>& bits,
   return current;
 }
 
+/// With coarse keys (a lattice wider than a Morton code holds: cell coordinates shifted right by
+/// `shift`), the radix sort leaves the points of one key, a block of 2^shift cells per axis, in
+/// any order. This sorts each run of equal `keys` by fine_of(order[s]), the Morton code of the
+/// low `shift` bits of the point's cell coordinates (at most 27 bits), so that the cells come in
+/// the Z-order of their full coordinates: that code's bits follow the coarse key's. Runs are
+/// sorted in parallel, each by the thread whose chunk of positions it begins in. Returns the
+/// fine code of each sorted position.
+template <class FineOf>
+ResultVector<std::uint32_t> sort_within_coarse_keys(const ResultVector<std::uint64_t>& keys,
+                                                    ResultVector<index_t>& order, int threads,
+                                                    FineOf fine_of) {
+  const std::size_t n = keys.size();
+  const auto signed_n = static_cast<std::int64_t>(n);
+  // Computed in the caller's order first: its points are read in sequence, not at random.
+  ResultVector<std::uint32_t> fine_of_index, fine;
+  sized_for_overwrite(fine_of_index, n);
+  sized_for_overwrite(fine, n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t i = 0; i < signed_n; ++i)
+    fine_of_index[i] = fine_of(static_cast<std::size_t>(i));
+  constexpr std::size_t kChunk = 4096;
+  const auto chunks = static_cast<std::int64_t>((n + kChunk - 1) / kChunk);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<std::uint64_t> run;  // (fine code, index) of one run, packed for the sort
+#pragma omp for schedule(dynamic)
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const std::size_t first = static_cast<std::size_t>(chunk) * kChunk;
+      const std::size_t last = std::min(n, first + kChunk);
+      std::size_t a = first;
+      // The end of a run begun in an earlier chunk belongs to that chunk's thread.
+      if (a > 0) {
+        while (a < n && keys[a] == keys[first - 1]) ++a;
+      }
+      while (a < last) {
+        std::size_t b = a + 1;
+        while (b < n && keys[b] == keys[a]) ++b;
+        run.clear();
+        for (std::size_t s = a; s < b; ++s) {
+          run.push_back(std::uint64_t{fine_of_index[order[s]]} << 32 | order[s]);
+        }
+        std::sort(run.begin(), run.end());
+        for (std::size_t s = a; s < b; ++s) {
+          order[s] = static_cast<index_t>(run[s - a]);
+          fine[s] = static_cast<std::uint32_t>(run[s - a] >> 32);
+        }
+        a = b;
+      }
+    }
+  }
+  return fine;
+}
+
 }  // namespace
 
 template <int Dim>
@@ -124,15 +177,15 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
       radix_sort_pairs(keys, layout.order, key_bits, threads, scratch_keys, scratch_values);
     }
   }
+  // With coarse keys, the low Dim * shift bits of each sorted position's cell code (fine[s]).
+  ResultVector<std::uint32_t> fine;
   if (shift > 0) {
-    // Equal coarse keys may hold several cells: order them by exact coordinates.
-    for (std::size_t a = 0; a < n;) {
-      std::size_t b = a + 1;
-      while (b < n && keys[b] == keys[a]) ++b;
-      std::sort(layout.order.begin() + a, layout.order.begin() + b,
-                [&](index_t x, index_t y) { return exact_cell(x) < exact_cell(y); });
-      a = b;
-    }
+    const auto low_mask = (std::uint32_t{1} << shift) - 1;
+    fine = sort_within_coarse_keys(keys, layout.order, threads, [&](std::size_t i) {
+      CellCoord low = exact_cell(i);
+      for (int k = 0; k < Dim; ++k) low[k] &= low_mask;
+      return static_cast<std::uint32_t>(morton_code<Dim>(low));
+    });
   }
 
   // Float coordinates in sorted order, and the cell boundaries: where the key changes (or, with a
@@ -173,15 +226,21 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
       for (int k = 0; k < Dim; ++k) {
         layout.axis[k][s] = static_cast<float>(points.coord(i, k) - frame_at[k]);
       }
-      const bool boundary = s == 0 || key_at(s) != key_at(s - 1) ||
-                            (shift > 0 && exact_cell(i) != exact_cell(index_at(s - 1)));
+      const bool boundary =
+          s == 0 || key_at(s) != key_at(s - 1) || (shift > 0 && fine[s] != fine[s - 1]);
       marks[s] = boundary ? 1u : 0u;
     }
   }
-  // A full-resolution key is its cell's Morton code: the cell coordinates are decoded from it, not
-  // recomputed from the caller's points (read at random: a cache miss per cell at 4M points).
+  // The cell coordinates are decoded from the keys (a full-resolution key is its cell's Morton
+  // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
+  // points (read at random: a cache miss per cell at 4M points).
   layout.index_cells(marks, threads, [&](std::uint32_t s) {
-    return shift == 0 ? morton_decode<Dim>(key_at(s)) : exact_cell(layout.order[s]);
+    CellCoord c = morton_decode<Dim>(key_at(s));
+    if (shift > 0) {
+      const CellCoord low = morton_decode<Dim>(fine[s]);
+      for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
+    }
+    return c;
   });
   layout.index_slabs(threads, slab_at);
   layout.index_lookup(grid, threads);
