@@ -1,7 +1,7 @@
 // The cell lookup of cell_list's layout (src/engines/cell_list_layout.hpp) on lattices mostly
-// empty, where it is a hash table behind an occupancy bitmap: find() and for_each_cell_in_box()
-// against the set of occupied cells computed here from the points, for point sets that stress
-// the table's block-local slots (cells only at even coordinates, whole 2^Dim blocks, random
+// empty, where it is a block table of 64-cell tiles behind an occupancy bitmap: find() and
+// for_each_cell_in_box() against the set of occupied cells computed here from the points, for
+// point sets that stress the table (cells only at even coordinates, whole 2^Dim blocks, random
 // cells) and with a bitmap of a bit per cell or per block of cells. And the slabs of each cell
 // (points sorted by slab along the last axis, slab_begin()), after a build and after each path of
 // update(), against each point's cell and slab computed here in double.
@@ -124,31 +124,34 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
     for (auto& x : corner) x -= 1;
     corners.push_back(corner);
   }
-  constexpr int kWidth = 4;
-  for (const Coord<Dim>& corner : corners) {
-    std::map<int, std::uint32_t> want;
-    int positions = 1;
-    for (int k = 0; k < Dim; ++k) positions *= kWidth;
-    for (int t = 0; t < positions; ++t) {
-      Coord<Dim> c;
-      int rest = t;
-      for (int k = 0; k < Dim; ++k) {
-        c[k] = corner[k] + rest % kWidth;
-        rest /= kWidth;
+  // Boxes of 4 cells (a group's union) and of 7 (a stencil of reach 3), which meet up to 2 or 3
+  // tiles of the block table per axis.
+  for (const int width : {4, 7}) {
+    for (const Coord<Dim>& corner : corners) {
+      std::map<int, std::uint32_t> want;
+      int positions = 1;
+      for (int k = 0; k < Dim; ++k) positions *= width;
+      for (int t = 0; t < positions; ++t) {
+        Coord<Dim> c;
+        int rest = t;
+        for (int k = 0; k < Dim; ++k) {
+          c[k] = corner[k] + rest % width;
+          rest /= width;
+        }
+        if (occupied.count(c) != 0) {
+          want[t] = layout.find(c);
+        } else {
+          // A cell without points is not found, on the lattice or off it.
+          ASSERT_EQ(layout.find(c), CellListLayout<Dim>::kNoCell) << where;
+        }
       }
-      if (occupied.count(c) != 0) {
-        want[t] = layout.find(c);
-      } else {
-        // A cell without points is not found, on the lattice or off it.
-        ASSERT_EQ(layout.find(c), CellListLayout<Dim>::kNoCell) << where;
-      }
+      std::map<int, std::uint32_t> got;
+      layout.for_each_cell_in_box(corner, width, [&](int t, std::uint32_t cell) {
+        EXPECT_EQ(got.count(t), 0u) << where << ": position " << t << " reported twice";
+        got[t] = cell;
+      });
+      ASSERT_EQ(got, want) << where << ", box of " << width;
     }
-    std::map<int, std::uint32_t> got;
-    layout.for_each_cell_in_box(corner, kWidth, [&](int t, std::uint32_t cell) {
-      EXPECT_EQ(got.count(t), 0u) << where << ": position " << t << " reported twice";
-      got[t] = cell;
-    });
-    ASSERT_EQ(got, want) << where;
   }
 }
 

@@ -26,8 +26,8 @@
 // (cross_search, serving cross_lists and cross_rows); a query whose stencil holds no point (one bit
 // of the layout's dilated occupancy bitmap) is dropped in the key pass, as one off the lattice, and
 // such queries are left out before the sort where they are many. Stencil cells are found through
-// the layout's dense array or, on mostly empty lattices, its hash table behind an occupancy bitmap
-// read a row of the stencil at a time (CellListLayout::for_each_cell_in_box).
+// the layout's dense array or, on mostly empty lattices, its block table: one probe per 64-cell
+// tile the stencil meets (CellListLayout::for_each_cell_in_box).
 #include <algorithm>
 #include <atomic>
 #include <cmath>

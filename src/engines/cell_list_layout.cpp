@@ -250,7 +250,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
 template <int Dim>
 void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int threads) {
   const std::size_t count = cells();
-  table.clear();
+  tile_cells.clear();
+  tile_first.clear();
   dense.clear();
   occupied.clear();
   near_occupied.clear();
@@ -265,13 +266,36 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
       dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
     }
   } else {
-    const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * count, 2));
-    table.assign(capacity, kNoCell);
-    table_mask = capacity - 1;
+    // The tiles with points, each a run of consecutive cells (Z-order): where a tile begins.
+    const auto tile_of = [&](std::size_t c) {
+      CellCoord tile;
+      for (int k = 0; k < Dim; ++k) tile[k] = cell_coord[c][k] >> kTileShift;
+      return tile;
+    };
+    std::vector<std::uint32_t> tile_starts;
     for (std::size_t c = 0; c < count; ++c) {
-      std::uint64_t slot = hash(cell_coord[c]) & table_mask;
-      while (table[slot] != kNoCell) slot = (slot + 1) & table_mask;
-      table[slot] = static_cast<std::uint32_t>(c);
+      if (c == 0 || tile_of(c) != tile_of(c - 1))
+        tile_starts.push_back(static_cast<std::uint32_t>(c));
+    }
+    const std::size_t tiles = tile_starts.size();
+    tile_starts.push_back(static_cast<std::uint32_t>(count));
+    const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * tiles, 2));
+    tile_first.assign(capacity, kNoCell);
+    tile_cells.assign(capacity, 0);
+    table_mask = capacity - 1;
+    for (std::size_t t = 0; t < tiles; ++t) {
+      std::uint64_t mask = 0;
+      for (std::uint32_t c = tile_starts[t]; c < tile_starts[t + 1]; ++c) {
+        int code = 0;
+        for (int k = 0; k < Dim; ++k) {
+          code |= kTileCodes<Dim>.along[k][cell_coord[c][k] & (kTileSide - 1)];
+        }
+        mask |= std::uint64_t{1} << code;
+      }
+      std::uint64_t slot = hash(tile_of(tile_starts[t])) & table_mask;
+      while (tile_first[slot] != kNoCell) slot = (slot + 1) & table_mask;
+      tile_first[slot] = tile_starts[t];
+      tile_cells[slot] = mask;
     }
   }
   // The occupancy bitmap: the finest blocks within budget (a lattice has at most 2^30 cells per

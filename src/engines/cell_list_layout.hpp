@@ -7,11 +7,15 @@
 //   slab_start     with slabs (slab_bits > 0): where each slab of each cell begins; a slab is one
 //                  of 2^slab_bits equal parts of a cell along the last axis (slab_begin())
 //   cell_coord[c]  lattice coordinates of cell c
-//   table          open-addressing hash: lattice coordinates -> cell index, load <= 1/2, the
-//                  cells of a 2^Dim block at consecutive slots (hash()), behind
+//   block table    open addressing over tiles of 64 cells (kTileSide per axis), load <= 1/2:
+//                  for each tile with points, a mask of its cells with points (bit = the cell's
+//                  Morton code within the tile) and the index of its first cell. A tile's cells
+//                  are consecutive in Z-order, so cell index = first + the mask's bits below the
+//                  cell's (find(), for_each_cell_in_box()); a box of cells costs one probe per
+//                  tile it meets, not one per cell. Behind it
 //   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
-//                  (set when a cell of the block has points), so that most lookups of empty cells
-//                  cost one bit test instead of a hash probe; or
+//                  (set when a cell of the block has points), so that most single lookups of
+//                  empty cells cost one bit test instead of a probe; or
 //   dense          a direct lattice -> cell array when the lattice has about a cell per point
 //                  (the bitmap is then built too, a bit per cell, for near_occupied), and
 //   near_occupied  the bitmap dilated by the stencil's reach, so that a query far from every
@@ -27,10 +31,11 @@
 // 2^kFrameBits cells per axis is one frame, whose origin is the lattice origin.
 //
 // Invariants: points of one cell are contiguous, sorted by slab within it; cells appear in Z-order
-// of their coordinates (or of their coordinates shifted right, for lattices wider than a 64-bit
-// Morton code can hold), so cells that are close in space are mostly close in memory. About 16
-// bytes per point plus 24 per non-empty cell (28 with slabs), and at most two bytes per point of
-// bitmaps.
+// of their full coordinates (on lattices wider than a 64-bit Morton code holds, sorted by the
+// coordinates shifted right, then by the rest: cell_list_layout.cpp), so cells that are close in
+// space are mostly close in memory, and the cells of a tile are consecutive. About 16 bytes per
+// point plus 16 per non-empty cell (20 with slabs), the dense array or the block table, and at
+// most two bytes per point of bitmaps.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell (and slab) keep their relative order, the few that changed are sorted
@@ -71,10 +76,55 @@ struct CellListSpare {
   ResultVector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
 };
 
+/// A tile of the layout's block table spans 2^kTileShift cells per axis: 64 cells (4^3, 8^2),
+/// whose Morton codes within the tile are the low 6 bits of theirs.
+template <int Dim>
+inline constexpr int kTileShift = 6 / Dim;
+
+/// Morton codes within a tile: along[k][v], the code of local coordinate v along axis k alone
+/// (codes of the axes OR together); range[k][lo][hi], the codes whose local coordinate along
+/// axis k lies in [lo, hi), as a mask of bits; local[code], the local coordinates of a code.
+template <int Dim>
+struct TileCodes {
+  static constexpr int kSide = 1 << kTileShift<Dim>;
+  std::array<std::array<int, kSide>, Dim> along{};
+  std::array<std::array<std::array<std::uint64_t, kSide + 1>, kSide + 1>, Dim> range{};
+  std::array<std::array<int, Dim>, 64> local{};
+
+  constexpr TileCodes() {
+    for (int k = 0; k < Dim; ++k) {
+      for (int v = 0; v < kSide; ++v) {
+        for (int b = 0; b < kTileShift<Dim>; ++b) along[k][v] |= ((v >> b) & 1) << (b * Dim + k);
+      }
+    }
+    for (int code = 0; code < 64; ++code) {
+      for (int k = 0; k < Dim; ++k) {
+        for (int b = 0; b < kTileShift<Dim>; ++b)
+          local[code][k] |= ((code >> (b * Dim + k)) & 1) << b;
+      }
+    }
+    for (int k = 0; k < Dim; ++k) {
+      for (int lo = 0; lo <= kSide; ++lo) {
+        for (int hi = lo; hi <= kSide; ++hi) {
+          for (int code = 0; code < 64; ++code) {
+            const int v = local[code][k];
+            if (v >= lo && v < hi) range[k][lo][hi] |= std::uint64_t{1} << code;
+          }
+        }
+      }
+    }
+  }
+};
+template <int Dim>
+inline constexpr TileCodes<Dim> kTileCodes{};
+
 template <int Dim>
 class CellListLayout {
  public:
   static constexpr std::uint32_t kNoCell = 0xFFFFFFFFu;
+  static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
+  static constexpr int kTileShift = spatialhash::detail::kTileShift<Dim>;
+  static constexpr int kTileSide = 1 << kTileShift;
   /// Budget of the occupancy bitmap (beyond a floor of 32 KiB): a byte per point.
   static constexpr double kOccupancyBitsPerPoint = 8.0;
   /// near_occupied is dropped when more than this share of its blocks are near points.
@@ -148,7 +198,20 @@ class CellListLayout {
       for (int k = Dim - 2; k >= 0; --k) linear = linear * dims[k] + c[k];
       return dense[static_cast<std::size_t>(linear)];
     }
-    return occupied_at(c) ? probe(c) : kNoCell;
+    if (!occupied_at(c)) return kNoCell;
+    CellCoord tile, local;
+    for (int k = 0; k < Dim; ++k) {
+      tile[k] = static_cast<std::uint32_t>(c[k]) >> kTileShift;
+      local[k] = static_cast<std::uint32_t>(c[k]) & (kTileSide - 1);
+    }
+    const std::uint64_t slot = probe_tile(tile);
+    if (slot == kNoSlot) return kNoCell;
+    int code = 0;
+    for (int k = 0; k < Dim; ++k) code |= kTileCodes<Dim>.along[k][local[k]];
+    const std::uint64_t bit = std::uint64_t{1} << code;
+    if ((tile_cells[slot] & bit) == 0) return kNoCell;
+    return tile_first[slot] +
+           static_cast<std::uint32_t>(std::popcount(tile_cells[slot] & (bit - 1)));
   }
 
   /// Whether the bitmap's block of lattice cell `c` (on the lattice) has points (hash-table
@@ -174,60 +237,77 @@ class CellListLayout {
 
   /// Calls f(t, cell) for every non-empty cell of the box of `width` (<= 8) cells per axis whose
   /// lowest corner is lattice cell `corner`, t being the cell's position in the box, x fastest.
-  /// The box may reach off the lattice. With the hash table and a bit per cell, the occupancy
-  /// bitmap is read a row of the box at a time and only cells with a set bit are probed.
+  /// The box may reach off the lattice. With the block table, each tile the box meets is probed
+  /// once and its cells inside the box read from its mask (in Z-order within the tile).
   template <class F>
   void for_each_cell_in_box(const std::array<std::int64_t, Dim>& corner, int width, F&& f) const {
-    std::array<int, Dim> from, to, at;  // box positions on the lattice: [from, to) per axis
+    std::array<int, Dim> from, to;  // box positions on the lattice: [from, to) per axis
     for (int k = 0; k < Dim; ++k) {
       from[k] = static_cast<int>(std::clamp<std::int64_t>(-corner[k], 0, width));
       to[k] = static_cast<int>(std::clamp<std::int64_t>(dims[k] - corner[k], 0, width));
       if (from[k] >= to[k]) return;
     }
-    at = from;
-    const int row_length = to[0] - from[0];
-    while (true) {
-      // The row of the box at positions at[1..] along the other axes, from position from[0].
-      std::array<std::int64_t, Dim> cell;
-      int t = 0;
-      std::int64_t linear = 0;
-      for (int k = Dim - 1; k >= 0; --k) {
-        cell[k] = corner[k] + at[k];
-        t = t * width + at[k];
-        linear = linear * dims[k] + cell[k];
-      }
-      // The table's cell at position x of the row, if any, to f.
-      const auto probe_row = [&](int x) {
-        std::array<std::int64_t, Dim> c = cell;
-        c[0] += x;
-        const std::uint32_t found = probe(c);
-        if (found != kNoCell) f(t + x, found);
-      };
-      if (!dense.empty()) {
+    if (!dense.empty()) {
+      std::array<int, Dim> at = from;
+      const int row_length = to[0] - from[0];
+      while (true) {
+        // The row of the box at positions at[1..] along the other axes, from position from[0].
+        int t = 0;
+        std::int64_t linear = 0;
+        for (int k = Dim - 1; k >= 0; --k) {
+          t = t * width + at[k];
+          linear = linear * dims[k] + corner[k] + at[k];
+        }
         for (int x = 0; x < row_length; ++x) {
           const std::uint32_t found = dense[static_cast<std::size_t>(linear + x)];
           if (found != kNoCell) f(t + x, found);
         }
-      } else if (occupied_shift == 0) {
-        // A cell per bit: the lattice's bit index is the dense one.
-        const auto first = static_cast<std::uint64_t>(linear);
-        std::uint64_t bits = occupied[first >> 6] >> (first & 63);
-        if ((first & 63) + static_cast<std::uint64_t>(row_length) > 64) {
-          bits |= occupied[(first >> 6) + 1] << (64 - (first & 63));
+        int k = 1;
+        for (; k < Dim; ++k) {
+          if (++at[k] < to[k]) break;
+          at[k] = from[k];
         }
-        bits &= (std::uint64_t{1} << row_length) - 1;
-        for (; bits != 0; bits &= bits - 1) probe_row(std::countr_zero(bits));
-      } else {
-        for (int x = 0; x < row_length; ++x) {
-          std::array<std::int64_t, Dim> c = cell;
-          c[0] += x;
-          if (occupied_at(c)) probe_row(x);
+        if (k == Dim) return;
+      }
+    }
+    // The tiles the box meets: [first_tile, last_tile] per axis.
+    std::array<std::uint32_t, Dim> first_tile, last_tile, tile;
+    for (int k = 0; k < Dim; ++k) {
+      first_tile[k] = static_cast<std::uint32_t>(corner[k] + from[k]) >> kTileShift;
+      last_tile[k] = static_cast<std::uint32_t>(corner[k] + to[k] - 1) >> kTileShift;
+    }
+    tile = first_tile;
+    while (true) {
+      if (const std::uint64_t slot = probe_tile(tile); slot != kNoSlot) {
+        // The tile's cells inside the box: for each axis, the codes whose local coordinate lies
+        // in the box's range there.
+        std::uint64_t inside = ~std::uint64_t{0};
+        for (int k = 0; k < Dim; ++k) {
+          const std::int64_t tile_corner = static_cast<std::int64_t>(tile[k]) << kTileShift;
+          const auto low =
+              static_cast<int>(std::max<std::int64_t>(corner[k] + from[k] - tile_corner, 0));
+          const auto high =
+              static_cast<int>(std::min<std::int64_t>(corner[k] + to[k] - tile_corner, kTileSide));
+          inside &= kTileCodes<Dim>.range[k][low][high];
+        }
+        const std::uint64_t cells_mask = tile_cells[slot];
+        const std::uint32_t first = tile_first[slot];
+        for (std::uint64_t bits = cells_mask & inside; bits != 0; bits &= bits - 1) {
+          const int code = std::countr_zero(bits);
+          int t = 0;
+          for (int k = Dim - 1; k >= 0; --k) {
+            const std::int64_t cell =
+                (static_cast<std::int64_t>(tile[k]) << kTileShift) + kTileCodes<Dim>.local[code][k];
+            t = t * width + static_cast<int>(cell - corner[k]);
+          }
+          const std::uint64_t below = cells_mask & ((std::uint64_t{1} << code) - 1);
+          f(t, first + static_cast<std::uint32_t>(std::popcount(below)));
         }
       }
-      int k = 1;
+      int k = 0;
       for (; k < Dim; ++k) {
-        if (++at[k] < to[k]) break;
-        at[k] = from[k];
+        if (tile[k]++ < last_tile[k]) break;
+        tile[k] = first_tile[k];
       }
       if (k == Dim) return;
     }
@@ -243,24 +323,23 @@ class CellListLayout {
     return bit;
   }
 
-  /// The hash table's cell at lattice coordinates `c` (on the lattice), or kNoCell.
-  std::uint32_t probe(const std::array<std::int64_t, Dim>& c) const {
-    CellCoord u;
-    for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
-    for (std::uint64_t slot = hash(u) & table_mask;; slot = (slot + 1) & table_mask) {
-      const std::uint32_t cell = table[slot];
-      if (cell == kNoCell) return cell;
+  /// The block table's slot of the tile with coordinates `tile` (lattice coordinates shifted
+  /// right by kTileShift), or kNoSlot when no cell of that tile has points. A slot's tile is
+  /// that of its first cell.
+  std::uint64_t probe_tile(const CellCoord& tile) const {
+    for (std::uint64_t slot = hash(tile) & table_mask;; slot = (slot + 1) & table_mask) {
+      const std::uint32_t first = tile_first[slot];
+      if (first == kNoCell) return kNoSlot;
       bool same = true;
-      for (int k = 0; k < Dim; ++k) same = same && cell_coord[cell][k] == u[k];
-      if (same) return cell;
+      for (int k = 0; k < Dim; ++k) same = same && (cell_coord[first][k] >> kTileShift) == tile[k];
+      if (same) return slot;
     }
   }
 
-  /// The table slot where the search for cell `c` starts: the cells of one block of 2 cells per
+  /// The table slot where the search for tile `c` starts: the tiles of one block of 2 tiles per
   /// axis start at consecutive slots (the block's coordinates packed and mixed by murmur3's
-  /// finalizer, times 2^Dim, plus the cell's place in the block). A block's cells are also
-  /// consecutive in Z-order, so the probes of a stencil's cells read a few cache lines of the table
-  /// and of cell_coord instead of one each (W5 at 4M points: docs/benchmarks.md).
+  /// finalizer, times 2^Dim, plus the tile's place in the block), so that a box meeting several
+  /// tiles reads a few cache lines of the table instead of one each.
   static std::uint64_t hash(const CellCoord& c) {
     std::uint64_t h = c[0] >> 1;
     std::uint64_t local = c[0] & 1;
@@ -285,7 +364,10 @@ class CellListLayout {
   std::vector<std::uint32_t> slab_start;
   int slab_bits = 0;
   std::vector<CellCoord> cell_coord;
-  std::vector<std::uint32_t> table;
+  /// The block table (lattices without the dense array): per slot, the mask of the tile's cells
+  /// with points and the index of its first cell (kNoCell: an empty slot). table_mask + 1 slots.
+  std::vector<std::uint64_t> tile_cells;
+  std::vector<std::uint32_t> tile_first;
   /// Bit (x fastest) of each block of 2^occupied_shift cells per axis, set when one of its cells
   /// has points; with the table, a clear bit spares the probe. The blocks are as small as
   /// kOccupancyBitsPerPoint bits per point allow (a bit per cell with the dense array).

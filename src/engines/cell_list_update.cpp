@@ -276,7 +276,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   slab_start.swap(next.slab_start);
   cell_coord.swap(next.cell_coord);
   if (!same_cells) {
-    table.swap(next.table);
+    tile_cells.swap(next.tile_cells);
+    tile_first.swap(next.tile_first);
     dense.swap(next.dense);
     table_mask = next.table_mask;
     occupied.swap(next.occupied);
