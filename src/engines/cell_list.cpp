@@ -1050,7 +1050,7 @@ class CellList final : public EngineBase<Dim, T> {
       // An arithmetic shift: the parent of a negative coordinate is below zero too.
       base[k] = 2 * (cell[k] >> 1) - 1;
       interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
-      linear = linear * layout_.dims[k] + base[k];
+      if (interior) linear = linear * layout_.dims[k] + base[k];  // as in stencil_ranges()
     }
     if (interior) {
       for (int u = 0; u < kGroupCells; ++u) {
@@ -1251,7 +1251,9 @@ class CellList final : public EngineBase<Dim, T> {
     std::int64_t linear = 0;
     for (int k = Dim - 1; k >= 0; --k) {
       interior = interior && cell[k] >= grid_.reach && cell[k] + grid_.reach < layout_.dims[k];
-      linear = linear * layout_.dims[k] + cell[k];
+      // Only on the dense array's lattice (at most about a cell per point): on a wide sparse one
+      // the product would overflow.
+      if (interior) linear = linear * layout_.dims[k] + cell[k];
     }
     if (interior) {
       // The whole stencil lies on the lattice: direct lookups at fixed offsets.
