@@ -29,21 +29,21 @@ inline constexpr std::uint64_t kSpreadInput2 = 0xFFFFFFFFull;
 inline constexpr std::uint64_t kSpreadInput3 = 0x1FFFFFull;
 
 /// Spreads the low 32 bits of x so bit k moves to bit 2k.
-inline std::uint64_t spread_bits_2(std::uint64_t x) {
+constexpr std::uint64_t spread_bits_2(std::uint64_t x) {
   x &= kSpreadInput2;
   for (const SpreadStep& step : kSpreadSteps2) x = (x | (x << step.shift)) & step.mask;
   return x;
 }
 
 /// Spreads the low 21 bits of x so bit k moves to bit 3k.
-inline std::uint64_t spread_bits_3(std::uint64_t x) {
+constexpr std::uint64_t spread_bits_3(std::uint64_t x) {
   x &= kSpreadInput3;
   for (const SpreadStep& step : kSpreadSteps3) x = (x | (x << step.shift)) & step.mask;
   return x;
 }
 
 /// Inverse of spread_bits_2: gathers bits 0, 2, 4, ... of x into the low 32 bits.
-inline std::uint32_t compact_bits_2(std::uint64_t x) {
+constexpr std::uint32_t compact_bits_2(std::uint64_t x) {
   x &= 0x5555555555555555ull;
   x = (x | (x >> 1)) & 0x3333333333333333ull;
   x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0Full;
@@ -54,7 +54,7 @@ inline std::uint32_t compact_bits_2(std::uint64_t x) {
 }
 
 /// Inverse of spread_bits_3: gathers bits 0, 3, 6, ... of x into the low 21 bits.
-inline std::uint32_t compact_bits_3(std::uint64_t x) {
+constexpr std::uint32_t compact_bits_3(std::uint64_t x) {
   x &= 0x1249249249249249ull;
   x = (x | (x >> 2)) & 0x10C30C30C30C30C3ull;
   x = (x | (x >> 4)) & 0x100F00F00F00F00Full;
@@ -66,7 +66,7 @@ inline std::uint32_t compact_bits_3(std::uint64_t x) {
 
 /// Morton code of non-negative cell coordinates; each must fit in 64 / Dim bits.
 template <int Dim>
-inline std::uint64_t morton_code(const std::array<std::uint32_t, Dim>& c) {
+constexpr std::uint64_t morton_code(const std::array<std::uint32_t, Dim>& c) {
   if constexpr (Dim == 2) {
     return spread_bits_2(c[0]) | (spread_bits_2(c[1]) << 1);
   } else {
@@ -76,7 +76,7 @@ inline std::uint64_t morton_code(const std::array<std::uint32_t, Dim>& c) {
 
 /// The cell coordinates of a Morton code (inverse of morton_code).
 template <int Dim>
-inline std::array<std::uint32_t, Dim> morton_decode(std::uint64_t code) {
+constexpr std::array<std::uint32_t, Dim> morton_decode(std::uint64_t code) {
   if constexpr (Dim == 2) {
     return {compact_bits_2(code), compact_bits_2(code >> 1)};
   } else {

@@ -267,14 +267,9 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
     }
   } else {
     // The tiles with points, each a run of consecutive cells (Z-order): where a tile begins.
-    const auto tile_of = [&](std::size_t c) {
-      CellCoord tile;
-      for (int k = 0; k < Dim; ++k) tile[k] = cell_coord[c][k] >> kTileShift;
-      return tile;
-    };
     std::vector<std::uint32_t> tile_starts;
     for (std::size_t c = 0; c < count; ++c) {
-      if (c == 0 || tile_of(c) != tile_of(c - 1))
+      if (c == 0 || tile_of(cell_coord[c]) != tile_of(cell_coord[c - 1]))
         tile_starts.push_back(static_cast<std::uint32_t>(c));
     }
     const std::size_t tiles = tile_starts.size();
@@ -286,13 +281,9 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
     for (std::size_t t = 0; t < tiles; ++t) {
       std::uint64_t mask = 0;
       for (std::uint32_t c = tile_starts[t]; c < tile_starts[t + 1]; ++c) {
-        int code = 0;
-        for (int k = 0; k < Dim; ++k) {
-          code |= kTileCodes<Dim>.along[k][cell_coord[c][k] & (kTileSide - 1)];
-        }
-        mask |= std::uint64_t{1} << code;
+        mask |= std::uint64_t{1} << code_in_tile(cell_coord[c]);
       }
-      std::uint64_t slot = hash(tile_of(tile_starts[t])) & table_mask;
+      std::uint64_t slot = hash(tile_of(cell_coord[tile_starts[t]])) & table_mask;
       while (tile_first[slot] != kNoCell) slot = (slot + 1) & table_mask;
       tile_first[slot] = tile_starts[t];
       tile_cells[slot] = mask;

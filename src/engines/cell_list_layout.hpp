@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "../engine_base.hpp"
+#include "../morton.hpp"
 #include "../prefix_sum.hpp"
 
 namespace spatialhash::detail {
@@ -81,33 +82,21 @@ struct CellListSpare {
 template <int Dim>
 inline constexpr int kTileShift = 6 / Dim;
 
-/// Morton codes within a tile: along[k][v], the code of local coordinate v along axis k alone
-/// (codes of the axes OR together); range[k][lo][hi], the codes whose local coordinate along
-/// axis k lies in [lo, hi), as a mask of bits; local[code], the local coordinates of a code.
+/// Morton codes within a tile (0 ..= 63): local[code], the local coordinates of a code;
+/// range[k][lo][hi], the codes whose local coordinate along axis k lies in [lo, hi), as a mask.
 template <int Dim>
 struct TileCodes {
   static constexpr int kSide = 1 << kTileShift<Dim>;
-  std::array<std::array<int, kSide>, Dim> along{};
+  std::array<std::array<std::uint32_t, Dim>, 64> local{};
   std::array<std::array<std::array<std::uint64_t, kSide + 1>, kSide + 1>, Dim> range{};
-  std::array<std::array<int, Dim>, 64> local{};
 
   constexpr TileCodes() {
-    for (int k = 0; k < Dim; ++k) {
-      for (int v = 0; v < kSide; ++v) {
-        for (int b = 0; b < kTileShift<Dim>; ++b) along[k][v] |= ((v >> b) & 1) << (b * Dim + k);
-      }
-    }
-    for (int code = 0; code < 64; ++code) {
-      for (int k = 0; k < Dim; ++k) {
-        for (int b = 0; b < kTileShift<Dim>; ++b)
-          local[code][k] |= ((code >> (b * Dim + k)) & 1) << b;
-      }
-    }
+    for (int code = 0; code < 64; ++code) local[code] = morton_decode<Dim>(code);
     for (int k = 0; k < Dim; ++k) {
       for (int lo = 0; lo <= kSide; ++lo) {
         for (int hi = lo; hi <= kSide; ++hi) {
           for (int code = 0; code < 64; ++code) {
-            const int v = local[code][k];
+            const auto v = static_cast<int>(local[code][k]);
             if (v >= lo && v < hi) range[k][lo][hi] |= std::uint64_t{1} << code;
           }
         }
@@ -199,16 +188,11 @@ class CellListLayout {
       return dense[static_cast<std::size_t>(linear)];
     }
     if (!occupied_at(c)) return kNoCell;
-    CellCoord tile, local;
-    for (int k = 0; k < Dim; ++k) {
-      tile[k] = static_cast<std::uint32_t>(c[k]) >> kTileShift;
-      local[k] = static_cast<std::uint32_t>(c[k]) & (kTileSide - 1);
-    }
-    const std::uint64_t slot = probe_tile(tile);
+    CellCoord u;
+    for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
+    const std::uint64_t slot = probe_tile(tile_of(u));
     if (slot == kNoSlot) return kNoCell;
-    int code = 0;
-    for (int k = 0; k < Dim; ++k) code |= kTileCodes<Dim>.along[k][local[k]];
-    const std::uint64_t bit = std::uint64_t{1} << code;
+    const std::uint64_t bit = std::uint64_t{1} << code_in_tile(u);
     if ((tile_cells[slot] & bit) == 0) return kNoCell;
     return tile_first[slot] +
            static_cast<std::uint32_t>(std::popcount(tile_cells[slot] & (bit - 1)));
@@ -323,16 +307,24 @@ class CellListLayout {
     return bit;
   }
 
-  /// The block table's slot of the tile with coordinates `tile` (lattice coordinates shifted
-  /// right by kTileShift), or kNoSlot when no cell of that tile has points. A slot's tile is
-  /// that of its first cell.
+  /// The tile holding lattice cell `c`: its coordinates shifted right by kTileShift.
+  static CellCoord tile_of(CellCoord c) {
+    for (auto& x : c) x >>= kTileShift;
+    return c;
+  }
+  /// The Morton code of lattice cell `c` within its tile (0 ..= 63): the low bits of its own.
+  static int code_in_tile(CellCoord c) {
+    for (auto& x : c) x &= kTileSide - 1;
+    return static_cast<int>(morton_code<Dim>(c));
+  }
+
+  /// The block table's slot of tile `tile` (tile_of()), or kNoSlot when no cell of that tile has
+  /// points. A slot's tile is that of its first cell.
   std::uint64_t probe_tile(const CellCoord& tile) const {
     for (std::uint64_t slot = hash(tile) & table_mask;; slot = (slot + 1) & table_mask) {
       const std::uint32_t first = tile_first[slot];
       if (first == kNoCell) return kNoSlot;
-      bool same = true;
-      for (int k = 0; k < Dim; ++k) same = same && (cell_coord[first][k] >> kTileShift) == tile[k];
-      if (same) return slot;
+      if (tile_of(cell_coord[first]) == tile) return slot;
     }
   }
 
