@@ -31,6 +31,9 @@ struct ListRequest {
   /// buffers rows counts first instead (collect_rows.hpp; measured: docs/benchmarks.md, "Lists
   /// larger than the row buffers"). Tests set it small.
   std::size_t row_buffer_bytes = std::size_t{1} << 30;
+  /// ListOptions::sorted: an engine whose sorts_rows() is true sorts each row by neighbor index as
+  /// it stores it; the others ignore it (Index sorts their rows afterwards: sort_rows.hpp).
+  bool sorted = false;
 };
 
 /// What every engine is built from: the caller's points, the index radius, the thread count and
@@ -121,6 +124,10 @@ class EngineBase {
   virtual void ball_indices(const Position& center, double radius, std::vector<index_t>& out) const;
 
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
+  /// Whether neighbor_lists, neighbor_rows, cross_lists and cross_rows sort each row by neighbor
+  /// index when ListRequest::sorted asks (rows in cache as they are stored, instead of a pass
+  /// over the whole result afterwards: sort_rows.hpp).
+  virtual bool sorts_rows() const { return false; }
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
   virtual void neighbor_lists(const ListRequest& request, NeighborLists& out) const;
   /// Fills `out` with the full lists as NeighborRows (request.low_memory does not apply). The

@@ -187,10 +187,12 @@ NeighborLists Index<Dim, T>::neighbor_lists(const ListOptions& options) const {
 template <int Dim, class T>
 void Index<Dim, T>::neighbor_lists(NeighborLists& out, const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  engine_->neighbor_lists(
-      {.radius = r, .with_distances = options.with_distances, .low_memory = options.low_memory},
-      out);
-  if (options.sorted) detail::sort_rows(out, threads());
+  engine_->neighbor_lists({.radius = r,
+                           .with_distances = options.with_distances,
+                           .low_memory = options.low_memory,
+                           .sorted = options.sorted},
+                          out);
+  if (options.sorted && !engine_->sorts_rows()) detail::sort_rows(out, threads());
 }
 
 template <int Dim, class T>
@@ -203,8 +205,9 @@ NeighborRows Index<Dim, T>::neighbor_rows(const ListOptions& options) const {
 template <int Dim, class T>
 void Index<Dim, T>::neighbor_rows(NeighborRows& out, const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  engine_->neighbor_rows({.radius = r, .with_distances = options.with_distances}, out);
-  if (options.sorted) detail::sort_rows(out, threads());
+  engine_->neighbor_rows(
+      {.radius = r, .with_distances = options.with_distances, .sorted = options.sorted}, out);
+  if (options.sorted && !engine_->sorts_rows()) detail::sort_rows(out, threads());
 }
 
 template <int Dim, class T>
@@ -278,7 +281,9 @@ void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
                           const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
   const ResultVector<Position> positions = checked_queries(queries);
-  engine_->cross_lists(positions, {.radius = r, .low_memory = options.low_memory}, lists);
+  // Sorted in the search where the engine can (sorts_rows()): the distances then follow.
+  engine_->cross_lists(
+      positions, {.radius = r, .low_memory = options.low_memory, .sorted = options.sorted}, lists);
   if (options.with_distances) {
     detail::sized_for_overwrite(lists.distances, lists.offsets.back());
     engine_->cross_distances(
@@ -288,7 +293,7 @@ void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
         },
         lists.indices.data(), lists.distances.data());
   }
-  if (options.sorted) detail::sort_rows(lists, threads());
+  if (options.sorted && !engine_->sorts_rows()) detail::sort_rows(lists, threads());
 }
 
 template <int Dim, class T>
@@ -306,7 +311,7 @@ void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
                                const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
   const ResultVector<Position> positions = checked_queries(queries);
-  engine_->cross_rows(positions, {.radius = r}, rows);
+  engine_->cross_rows(positions, {.radius = r, .sorted = options.sorted}, rows);
   if (options.with_distances) {
     // Entries between rows get NaN, as in neighbor_rows(); cross_distances() writes the rows'.
     const auto entries = static_cast<std::int64_t>(rows.indices.size());
@@ -324,7 +329,7 @@ void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
         },
         rows.indices.data(), rows.distances.data());
   }
-  if (options.sorted) detail::sort_rows(rows, threads());
+  if (options.sorted && !engine_->sorts_rows()) detail::sort_rows(rows, threads());
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T)                                                             \

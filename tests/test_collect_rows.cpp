@@ -2,9 +2,9 @@
 // synthetic search whose rows are known in advance: every way a unit's rows reach the CSR
 // arrays (buffered, deferred because the estimate exceeds the buffer budget, deferred because a
 // thread's buffer filled up although the estimate fit, low memory), on one and two threads, with
-// distances, compared with the rows the search was asked to produce; the same for the rows
-// written where the threads find room (src/engines/collect_rows_unordered.hpp), with estimates
-// that fit and estimates so low that rows spill; and the streaming row copy
+// distances, sorted on request, compared with the rows the search was asked to produce; the same
+// for the rows written where the threads find room (src/engines/collect_rows_unordered.hpp), with
+// estimates that fit and estimates so low that rows spill; and the streaming row copy
 // (src/engines/chunk_copy.hpp) at every length and alignment.
 #include <gtest/gtest.h>
 
@@ -106,15 +106,23 @@ NeighborLists collect(const SyntheticSearch& search, const PointsView<3, double>
   return lists;
 }
 
+/// The row of `slot` that a collector should store: as the search emits it, or sorted.
+std::vector<std::uint32_t> expected_row(const SyntheticSearch& search, std::size_t slot,
+                                        bool sorted) {
+  std::vector<std::uint32_t> row = search.row_by_slot[slot];
+  if (sorted) std::sort(row.begin(), row.end());
+  return row;
+}
+
 void expect_rows(const SyntheticSearch& search, const PointsView<3, double>& points,
-                 const NeighborLists& lists, bool with_distances) {
+                 const NeighborLists& lists, bool with_distances, bool sorted) {
   const std::size_t n = search.row_of.size();
   ASSERT_EQ(lists.offsets.size(), n + 1);
   ASSERT_EQ(lists.indices.size(), search.entries);
   ASSERT_EQ(lists.distances.size(), with_distances ? search.entries : 0);
   for (std::size_t s = 0; s < n; ++s) {
     const index_t row = search.row_of[s];
-    const auto& expected = search.row_by_slot[s];
+    const auto expected = expected_row(search, s, sorted);
     ASSERT_EQ(lists.offsets[row + 1] - lists.offsets[row], expected.size()) << "row " << row;
     for (std::size_t k = 0; k < expected.size(); ++k) {
       ASSERT_EQ(lists.indices[lists.offsets[row] + k], expected[k]) << "row " << row << " #" << k;
@@ -152,20 +160,23 @@ TEST(CollectRows, EveryPathGivesTheSearchsRows) {
   for (const Case& c : cases) {
     for (const int threads : {1, 2}) {
       for (const bool with_distances : {false, true}) {
-        SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads" +
-                     (with_distances ? ", distances" : ""));
-        const ListRequest request{.radius = 1.0,
-                                  .with_distances = with_distances,
-                                  .low_memory = c.low_memory,
-                                  .row_buffer_bytes = c.budget_bytes};
-        Runs runs;
-        const NeighborLists lists = collect(search, points, threads, c.estimate, request, runs);
-        expect_rows(search, points, lists, with_distances);
-        // Every unit ran with rows once, buffered or deferred; the deferred ones ran for counts
-        // first.
-        EXPECT_EQ(runs.with_rows, search.units());
-        EXPECT_EQ(runs.count_only > 0, c.deferred_some) << runs.count_only;
-        EXPECT_EQ(runs.count_only < search.units(), c.buffered_some) << runs.count_only;
+        for (const bool sorted : {false, true}) {
+          SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads" +
+                       (with_distances ? ", distances" : "") + (sorted ? ", sorted" : ""));
+          const ListRequest request{.radius = 1.0,
+                                    .with_distances = with_distances,
+                                    .low_memory = c.low_memory,
+                                    .row_buffer_bytes = c.budget_bytes,
+                                    .sorted = sorted};
+          Runs runs;
+          const NeighborLists lists = collect(search, points, threads, c.estimate, request, runs);
+          expect_rows(search, points, lists, with_distances, sorted);
+          // Every unit ran with rows once, buffered or deferred; the deferred ones ran for counts
+          // first.
+          EXPECT_EQ(runs.with_rows, search.units());
+          EXPECT_EQ(runs.count_only > 0, c.deferred_some) << runs.count_only;
+          EXPECT_EQ(runs.count_only < search.units(), c.buffered_some) << runs.count_only;
+        }
       }
     }
   }
@@ -208,9 +219,12 @@ TEST(CollectRowsUnordered, EveryRowOnceWhateverTheEstimate) {
     for (const int threads : {1, 2, 3}) {
       for (const bool with_distances : {false, true}) {
         for (const std::size_t extra_rows : {std::size_t{0}, std::size_t{17}}) {
+          // Sorted with the rows without a slot (any combination would do).
+          const bool sorted = extra_rows > 0;
           SCOPED_TRACE("estimate " + std::to_string(estimate) + ", " + std::to_string(threads) +
                        " threads" + (with_distances ? ", distances" : "") + ", " +
-                       std::to_string(extra_rows) + " rows without a slot");
+                       std::to_string(extra_rows) + " rows without a slot" +
+                       (sorted ? ", sorted" : ""));
           spatialhash::NeighborRows rows;
           rows.indices.assign(5, 1);  // stale contents must not survive
           int runs = 0;
@@ -229,13 +243,13 @@ TEST(CollectRowsUnordered, EveryRowOnceWhateverTheEstimate) {
                   emit(s, work.row.data(), static_cast<std::uint32_t>(row.size()));
                 }
               },
-              ListRequest{.radius = 1.0, .with_distances = with_distances}, rows);
+              ListRequest{.radius = 1.0, .with_distances = with_distances, .sorted = sorted}, rows);
           EXPECT_EQ(runs, search.units());
           ASSERT_EQ(rows.size(), n + extra_rows);
           std::vector<char> covered(rows.indices.size(), 0);
           for (std::size_t s = 0; s < n; ++s) {
             const index_t row = search.row_of[s];
-            const auto& expected = search.row_by_slot[s];
+            const auto expected = expected_row(search, s, sorted);
             ASSERT_EQ(rows.count[row], expected.size()) << "row " << row;
             ASSERT_LE(rows.start[row] + rows.count[row], rows.indices.size()) << "row " << row;
             for (std::size_t k = 0; k < expected.size(); ++k) {

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "../src/simd/row_sort.hpp"
 #include "../src/sort_rows.hpp"
 #include "check_against_oracle.hpp"
 #include "datasets.hpp"
@@ -258,6 +259,58 @@ TEST(SortRows, MatchesStdSortWithAndWithoutRepeats) {
             ASSERT_EQ(lists.distances[lists.offsets[i] + k], want[i][k].second) << "row " << i;
           }
         }
+      }
+    }
+  }
+}
+
+// Each row sort kernel (simd/row_sort.hpp) this processor runs against std::sort of (index,
+// distance) pairs: every length up to kRankSortMax, indices over the whole uint32 range (AVX2
+// compares signed lanes: the top bit must still order as unsigned), with and without distances;
+// a row that repeats an index is refused and left as it was.
+TEST(RowSortKernels, EveryLevelMatchesStdSort) {
+  using spatialhash::index_t;
+  using spatialhash::Simd;
+  std::mt19937_64 g(11);
+  for (const Simd level : {Simd::scalar, Simd::avx2, Simd::avx512}) {
+    if (!spatialhash::simd_available(level)) continue;
+    SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)));
+    const spatialhash::detail::RowSortFn kernel = spatialhash::detail::best_row_sort(level);
+    for (std::size_t length = 0; length <= spatialhash::detail::kRankSortMax; ++length) {
+      for (bool with_distances : {false, true}) {
+        std::vector<std::pair<index_t, double>> want;
+        std::set<index_t> used;
+        std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFEu);
+        while (want.size() < length) {
+          const index_t j = length % 3 == 0 ? id(g) : id(g) % 200;  // spread out and close
+          if (used.insert(j).second) want.emplace_back(j, 0.25 * j + 1.0);
+        }
+        std::vector<index_t> ids;
+        std::vector<double> distances;
+        for (const auto& [j, d] : want) {
+          ids.push_back(j);
+          distances.push_back(d);
+        }
+        ASSERT_TRUE(kernel(ids.data(), with_distances ? distances.data() : nullptr, length))
+            << "length " << length;
+        std::sort(want.begin(), want.end());
+        for (std::size_t k = 0; k < length; ++k) {
+          ASSERT_EQ(ids[k], want[k].first) << "length " << length << " #" << k;
+          if (with_distances) {
+            ASSERT_EQ(distances[k], want[k].second) << "length " << length;
+          }
+        }
+        if (length < 2) continue;
+        // A repeated index: refused, nothing moved.
+        std::vector<index_t> repeated = ids;
+        std::reverse(repeated.begin(), repeated.end());
+        repeated[length / 2] = repeated[0];
+        const std::vector<index_t> before = repeated;
+        std::vector<double> repeated_distances = distances;
+        EXPECT_FALSE(
+            kernel(repeated.data(), with_distances ? repeated_distances.data() : nullptr, length));
+        EXPECT_EQ(repeated, before) << "length " << length;
+        EXPECT_EQ(repeated_distances, distances) << "length " << length;
       }
     }
   }

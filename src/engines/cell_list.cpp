@@ -250,6 +250,10 @@ class CellList final : public EngineBase<Dim, T> {
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
     full_lists(request, lists);
   }
+  /// Every list query goes through the collectors, which sort rows as they store them.
+  bool sorts_rows() const override {
+    return true;
+  }
   /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
   void neighbor_rows(const ListRequest& request, NeighborRows& rows) const override {
     full_lists(request, rows);
@@ -479,7 +483,8 @@ class CellList final : public EngineBase<Dim, T> {
         },
         ListRequest{.radius = request.radius,
                     .low_memory = request.low_memory,
-                    .row_buffer_bytes = request.row_buffer_bytes},
+                    .row_buffer_bytes = request.row_buffer_bytes,
+                    .sorted = request.sorted},
         lists);
   }
 

@@ -22,6 +22,7 @@
 #include "../growable_buffer.hpp"
 #include "../list_scratch.hpp"
 #include "../prefix_sum.hpp"
+#include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
 
@@ -89,6 +90,8 @@ void fill_distances(const PointsView<Dim, T>& points, index_t row, const index_t
 /// slot; for outputs that fit the budget, 1.2-1.6x slower than buffered. Lists refilled in place
 /// keep the buffers and the per-slot arrays for their next refill (ListScratch: fresh buffers
 /// are pages the kernel zeroes first, 10% of a W2 refill's samples at 1M points).
+/// With request.sorted, each row is sorted by index as it is stored (buffered: in its buffer;
+/// deferred: in a copy before it is placed), so its distances come out in the same order.
 template <class Work, int Dim, class T, class SlotsOf, class Run>
 void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
                   std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
@@ -116,6 +119,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
   const std::size_t share =
       std::min({budget, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
+  const bool sorted = request.sorted;
+  const RowSortFn row_sort = best_row_sort();
 #pragma omp parallel num_threads(threads)
   {
     const int t = thread_id();
@@ -150,7 +155,9 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       unit_thread[u] = t;
       run(u, work, false, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
         // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
-        copy_in_chunks(out.reserve_more(length + kCopyChunk), ids, length);
+        index_t* row = out.reserve_more(length + kCopyChunk);
+        copy_in_chunks(row, ids, length);
+        if (sorted) sort_row(row_sort, row, length);
         out.grow(length);
         row_length[slot] = length;
       });
@@ -174,6 +181,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
 #pragma omp parallel num_threads(threads)
   {
     Work work;
+    std::vector<index_t> sorted_row;  // a deferred row's sorted copy
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t u = 0; u < units; ++u) {
       const auto [first, last] = slots_of(u);
@@ -188,6 +196,11 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
               }
               if (slot + kAhead < last) {
                 __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
+              }
+              if (sorted) {
+                sorted_row.assign(ids, ids + length);
+                sort_row(row_sort, sorted_row.data(), length);
+                ids = sorted_row.data();
               }
               place_row(slot, ids);
             });

@@ -32,6 +32,7 @@
 #include "../engine_base.hpp"
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
+#include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
 
@@ -48,8 +49,9 @@ inline constexpr std::size_t kRowChunk = std::size_t{1} << 16;
 /// call emit(slot, ids, count) once for each of them (run here always with count_only false and
 /// ids non-null; ids has kCopyChunk entries of room past count). Slot t's row is row row_of[t] of
 /// `out` (rows that no slot covers stay empty). `estimate` (entries) sizes the shared array; a
-/// lower one is slower, never wrong. Of `request`, only with_distances applies (the rows are
-/// never buffered); with distances, row_of[t] must be a point of `points`.
+/// lower one is slower, never wrong. Of `request`, only with_distances and sorted apply (the rows
+/// are never buffered); with distances, row_of[t] must be a point of `points`. With sorted, each
+/// row is sorted by index where it is stored, while it is in cache.
 template <class Work, int Dim, class T, class SlotsOf, class Run>
 void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
                   std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
@@ -73,6 +75,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   sized_for_overwrite(out.indices, capacity);
   index_t* const shared = out.indices.data();
   std::atomic<std::size_t> cursor = 0;
+  const bool sorted = request.sorted;
+  const RowSortFn row_sort = best_row_sort();
 
   std::vector<GrowableBuffer<index_t>> spill(static_cast<std::size_t>(threads));
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> gaps(
@@ -107,13 +111,16 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
           if (!full) full = !claim(need);
           if (full) {
             slot_start[slot] = kSpilled | own_spill.size();
-            copy_in_chunks(own_spill.reserve_more(need), ids, length);
+            index_t* row = own_spill.reserve_more(need);
+            copy_in_chunks(row, ids, length);
+            if (sorted) sort_row(row_sort, row, length);
             own_spill.grow(length);
             return;
           }
         }
         slot_start[slot] = at;
         copy_in_chunks(shared + at, ids, length);
+        if (sorted) sort_row(row_sort, shared + at, length);
         at += length;
       });
     }

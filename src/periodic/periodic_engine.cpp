@@ -89,7 +89,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// first, mirrored ones after them in no fixed order.
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
     NeighborLists inner;
-    inner_->neighbor_lists(request, inner);
+    // Rows are mapped and mirrored below, so the inner engine's order is not kept: unsorted.
+    ListRequest inner_request = request;
+    inner_request.sorted = false;
+    inner_->neighbor_lists(inner_request, inner);
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
     const auto rows = static_cast<std::int64_t>(n);

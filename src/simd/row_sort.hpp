@@ -1,0 +1,53 @@
+// Row sort: orders one neighbor row (the `sorted` option of the list queries) by neighbor index,
+// carrying distances along, by rank: an entry's place is the number of entries of its row that
+// order before it. That is branch-free and, on the short rows neighbor lists have, faster than
+// std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
+// per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
+// docs/benchmarks.md). A scalar version for every machine, and AVX2 and AVX-512 ones chosen at
+// run time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "spatialhash/types.hpp"
+
+namespace spatialhash::detail {
+
+/// The longest row a rank sort takes; sort_rows gives longer ones to std::sort.
+inline constexpr std::size_t kRankSortMax = 64;
+
+/// Sorts ids[0 .. length) ascending, with distances[k] (unless distances is null) moving with
+/// ids[k]; length <= kRankSortMax. Ranks are a permutation only when the ids are distinct (they
+/// are in a neighbor row): a kernel checks that and returns false, leaving the row unchanged,
+/// when they are not.
+using RowSortFn = bool (*)(index_t* ids, double* distances, std::size_t length);
+
+bool row_sort_scalar(index_t* ids, double* distances, std::size_t length);
+bool row_sort_avx2(index_t* ids, double* distances, std::size_t length);
+bool row_sort_avx512(index_t* ids, double* distances, std::size_t length);
+
+/// The fastest row sort this build and processor run, at or below `limit`.
+RowSortFn best_row_sort(Simd limit = Simd::automatic);
+
+/// Sorts one row of neighbor indices ascending with `kernel` (best_row_sort()), or std::sort when
+/// it is longer than kRankSortMax or repeats an index. Out of line on purpose: the collectors
+/// call it from the search's row emission, where an inlined std::sort would only add code.
+void sort_row(RowSortFn kernel, index_t* ids, std::size_t length);
+
+/// Writes the row in rank order from its copies (keys, distance_copy) once `placed` (a bit per
+/// rank) shows the ranks are a permutation of [0, length); returns whether they were.
+inline bool place_by_rank(const index_t* keys, const double* distance_copy, const unsigned* ranks,
+                          std::size_t length, index_t* ids, double* distances) {
+  std::uint64_t placed = 0;
+  for (std::size_t k = 0; k < length; ++k) placed |= std::uint64_t{1} << ranks[k];
+  const std::uint64_t all = length == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << length) - 1;
+  if (placed != all) return false;
+  for (std::size_t k = 0; k < length; ++k) ids[ranks[k]] = keys[k];
+  if (distances != nullptr) {
+    for (std::size_t k = 0; k < length; ++k) distances[ranks[k]] = distance_copy[k];
+  }
+  return true;
+}
+
+}  // namespace spatialhash::detail
