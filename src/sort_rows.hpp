@@ -33,12 +33,12 @@ void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index
       const std::size_t begin = row_begin(i);
       const std::size_t length = row_length(i);
       index_t* indices = all_indices + begin;
-      double* row_distances = with_distances ? all_distances + begin : nullptr;
-      if (length <= kRankSortMax && row_sort(indices, row_distances, length)) continue;
       if (!with_distances) {
-        std::sort(indices, indices + length);
+        sort_row(row_sort, indices, length);
         continue;
       }
+      double* row_distances = all_distances + begin;
+      if (length <= kRankSortMax && row_sort(indices, row_distances, length)) continue;
       row.clear();
       for (std::size_t k = 0; k < length; ++k) row.emplace_back(indices[k], row_distances[k]);
       std::sort(row.begin(), row.end());
