@@ -23,6 +23,15 @@ namespace spatialhash::detail {
 template <int Dim>
 using Cell = std::array<std::int64_t, Dim>;
 
+/// Whether two arrays of coordinates are equal, compared element by element: GCC 12 makes
+/// std::array's operator== a call to memcmp, once per query in the cross search.
+template <class Int, std::size_t Dim>
+constexpr bool same_coords(const std::array<Int, Dim>& a, const std::array<Int, Dim>& b) {
+  Int differ = 0;
+  for (std::size_t k = 0; k < Dim; ++k) differ |= a[k] ^ b[k];
+  return differ == 0;
+}
+
 /// Number of cells of the stencil of reach `reach` around a cell: (2 reach + 1)^Dim.
 template <int Dim>
 constexpr int stencil_size(int reach) {

@@ -66,6 +66,19 @@ std::vector<double> make_scene(Pattern pattern, int cells, std::int64_t side, st
   return coords;
 }
 
+/// The lattice coordinates of every cell of `layout`, walked in order (CellWalk, from the tiles).
+/// coord_of() (binary search) must give the same for each cell.
+template <int Dim>
+std::vector<std::array<std::uint32_t, Dim>> cell_coords(const CellListLayout<Dim>& layout) {
+  std::vector<std::array<std::uint32_t, Dim>> coords;
+  typename CellListLayout<Dim>::CellWalk walk(layout, 0);
+  for (std::uint32_t c = 0; c < layout.cells(); ++c, walk.next()) {
+    coords.push_back(walk.coord());
+    EXPECT_EQ(layout.coord_of(c), walk.coord()) << "cell " << c;
+  }
+  return coords;
+}
+
 /// The points' own cells, in double (on `grid`), with how many points each holds.
 template <int Dim>
 std::map<Coord<Dim>, int> points_per_cell(const std::vector<double>& coords,
@@ -97,11 +110,12 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
 
   const std::map<Coord<Dim>, int> occupied = points_per_cell<Dim>(coords, context.grid);
   ASSERT_EQ(layout.cells(), occupied.size()) << where;
+  const auto coords_of_cells = cell_coords(layout);
   for (const auto& [c, count] : occupied) {
     const std::uint32_t found = layout.find(c);
     ASSERT_NE(found, CellListLayout<Dim>::kNoCell) << where;
     for (int k = 0; k < Dim; ++k) {
-      ASSERT_EQ(static_cast<std::int64_t>(layout.cell_coord[found][k]), c[k]) << where;
+      ASSERT_EQ(static_cast<std::int64_t>(coords_of_cells[found][k]), c[k]) << where;
     }
     ASSERT_EQ(static_cast<int>(layout.cell_start[found + 1] - layout.cell_start[found]), count)
         << where;
@@ -274,6 +288,7 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
   ASSERT_EQ(layout.size(), n) << where;
   std::vector<int> seen(n, 0);
   const int slabs = layout.slabs();
+  const auto coords_of_cells = cell_coords(layout);
   for (std::uint32_t c = 0; c < layout.cells(); ++c) {
     ASSERT_LE(layout.slab_begin(c, 0), layout.slab_begin(c, slabs)) << where;
     for (int j = 0; j < slabs; ++j) {
@@ -286,10 +301,10 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
           const double x = static_cast<double>(coords[i * Dim + k]);
           const double u = (x - grid.origin[k]) * grid.inv_cell;
           ASSERT_EQ(static_cast<std::int64_t>(std::floor(u)),
-                    static_cast<std::int64_t>(layout.cell_coord[c][k]))
+                    static_cast<std::int64_t>(coords_of_cells[c][k]))
               << where << ": point " << i << " axis " << k;
           const double frame = CellListLayout<Dim>::frame_origin(
-              grid, k, static_cast<std::int64_t>(layout.cell_coord[c][k]));
+              grid, k, static_cast<std::int64_t>(coords_of_cells[c][k]));
           ASSERT_EQ(layout.axis[k][s], static_cast<float>(x - frame)) << where;
           if (k == Dim - 1) {
             ASSERT_EQ(static_cast<int>(std::floor((u - std::floor(u)) * slabs)), j)
@@ -301,7 +316,7 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
   }
   ASSERT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
   for (std::uint32_t c = 1; c < layout.cells(); ++c) {
-    ASSERT_TRUE(z_order_less<Dim>(layout.cell_coord[c - 1], layout.cell_coord[c]))
+    ASSERT_TRUE(z_order_less<Dim>(coords_of_cells[c - 1], coords_of_cells[c]))
         << where << ": cell " << c << " is not after cell " << c - 1 << " in Z-order";
   }
 }
@@ -485,8 +500,9 @@ TEST(CellListLayout, CoarseKeysKeepCellsInZOrder) {
     // points than a chunk.
     const int shift = CellListLayout<3>::axis_bits(context.grid) - 21;
     std::map<std::array<std::uint32_t, 3>, std::uint32_t> per_block;
+    const auto coords_of_cells = cell_coords(layout);
     for (std::uint32_t c = 0; c < layout.cells(); ++c) {
-      std::array<std::uint32_t, 3> block = layout.cell_coord[c];
+      std::array<std::uint32_t, 3> block = coords_of_cells[c];
       for (auto& x : block) x >>= shift;
       per_block[block] += layout.cell_start[c + 1] - layout.cell_start[c];
     }

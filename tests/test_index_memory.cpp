@@ -1,10 +1,10 @@
 // The default engine's index memory, measured by the C library's allocator (mallinfo2: heap bytes
 // allocated and not freed) with the index alive, against what README.md promises: about 16 bytes
-// per point in 3D (12 in 2D), plus 20 per non-empty cell (24 with slabs; the start, coordinates
-// and dense-array entry of a cell), at most 48 per 64-cell tile with points on sparse lattices
-// (the block table, 12 bytes a slot at load 1/4 to 1/2) and at most 2 per point of occupancy
-// bitmaps. The caller's points are borrowed, not copied, and the build's work arrays
-// are freed before the constructor returns.
+// per point in 3D (12 in 2D), plus 8 per non-empty cell (12 with slabs; the start and dense-array
+// entry of a cell: no per-cell coordinates), at most 40 per 64-cell tile with points (its record,
+// 24 bytes, and on sparse lattices the block table, 4 bytes a slot at load 1/4 to 1/2) and at most
+// 2 per point of occupancy bitmaps. The caller's points are borrowed, not copied, and the build's
+// work arrays are freed before the constructor returns.
 #include <gtest/gtest.h>
 #include <malloc.h>
 
@@ -78,8 +78,8 @@ void check_index_memory(const datasets::Dataset& data) {
 
   const double per_point = 4.0 * Dim + 4.0;  // float coordinates relative to the lattice, an id
   const double tile_side = Dim == 3 ? 4.0 : 8.0;
-  const double bound = (per_point + 2.0) * n + 24.0 * cells_at_most<Dim>(data.xyz, data.radius) +
-                       48.0 * cells_at_most<Dim>(data.xyz, tile_side * data.radius) + 64.0 * 1024.0;
+  const double bound = (per_point + 2.0) * n + 12.0 * cells_at_most<Dim>(data.xyz, data.radius) +
+                       40.0 * cells_at_most<Dim>(data.xyz, tile_side * data.radius) + 64.0 * 1024.0;
   std::printf("%s: %.2f bytes per point (bound %.2f)\n", where.c_str(), held / n, bound / n);
   EXPECT_GE(held, per_point * n) << where << ": " << held / n << " bytes per point";
   EXPECT_LE(held, bound) << where << ": " << held / n << " bytes per point, bound " << bound / n;
@@ -120,7 +120,7 @@ TEST(IndexMemory, UniformPoints) {
   check_index_memory<2, float>(datasets::uniform<2>(150000, 387.0, 2.5, 13));
 }
 
-// Very uneven density: blobs of widths 0.2 to 2 (dense ones may take slabs, 28 bytes per cell).
+// Very uneven density: blobs of widths 0.2 to 2 (dense ones may take slabs, 12 bytes per cell).
 TEST(IndexMemory, ClusteredPoints) {
   check_index_memory<3, float>(datasets::clustered<3>(150000, 0.5, 14));
 }

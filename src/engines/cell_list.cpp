@@ -116,6 +116,7 @@ class CellList final : public EngineBase<Dim, T> {
  public:
   using Base = EngineBase<Dim, T>;
   using typename Base::Position;
+  using CellWalk = typename CellListLayout<Dim>::CellWalk;
   /// Largest stencil: 5^Dim cells (cells of edge r/2).
   static constexpr int kStencil = Dim == 2 ? 25 : 125;
   /// Points per block (the unit of parallel work) at most. Smaller inputs get smaller blocks, so
@@ -137,6 +138,8 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr int kCrossSection = Dim == 2 ? 3 : 9;
   /// Copies of a group's union (search_group): one per offset along the axes before the last.
   static constexpr int kGroupCopies = 1 << (Dim - 1);
+  /// Cells of a parent cell: at most this many cells make a group (search_group).
+  static constexpr int kParentCells = 1 << Dim;
   /// Slabs per cell along the last axis (CellListLayout, search_group): 2. Four cut W3's
   /// candidates by a quarter instead of a sixth but add a radix pass to its build and gather more
   /// pieces: no faster (docs/benchmarks.md).
@@ -192,8 +195,9 @@ class CellList final : public EngineBase<Dim, T> {
   void pairs(double radius, PairSink& sink) const override {
     const Search search{band_for(radius), radius * radius};
     CellWork<Dim> work;
-    for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
-      search_cell(c, Stencil::half, Ids::original, search, work,
+    CellWalk walk(layout_, 0);
+    for (std::uint32_t c = 0; c < layout_.cells(); ++c, walk.next()) {
+      search_cell(c, cell_of(walk), Stencil::half, Ids::original, search, work,
                   [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
                     const index_t a = layout_.order[s];
                     for (std::uint32_t k = 0; k < count; ++k) {
@@ -452,7 +456,7 @@ class CellList final : public EngineBase<Dim, T> {
           while (t < last) {
             const Cell<Dim> first = cell_at(t);
             std::uint32_t end = t + 1;
-            while (end < last && cell_at(end) == first) ++end;
+            while (end < last && same_coords(cell_at(end), first)) ++end;
             int group_cells = 1;
             for (std::uint32_t s = end;
                  s < last && group_cells < kMinGroupCells && same_parent(cell_at(s), first); ++s) {
@@ -474,7 +478,7 @@ class CellList final : public EngineBase<Dim, T> {
             while (t < end) {
               const Cell<Dim> cell = cell_at(t);
               std::uint32_t run_end = t + 1;
-              while (run_end < end && cell_at(run_end) == cell) ++run_end;
+              while (run_end < end && same_coords(cell_at(run_end), cell)) ++run_end;
               filter_queries(cell, queries, query_of.data() + t, run_end - t, t,
                              group.stencil_of(cell, 0), count_only, in_group, work, emit);
               t = run_end;
@@ -722,7 +726,8 @@ class CellList final : public EngineBase<Dim, T> {
     std::int64_t found = 0;
 #pragma omp parallel for schedule(static) reduction(+ : found) num_threads(context.threads)
     for (std::int64_t q = 0; q < static_cast<std::int64_t>(samples); ++q) {
-      const auto& c = layout.cell_coord[static_cast<std::size_t>(q) * cells / samples];
+      const auto c = layout.coord_of(
+          static_cast<std::uint32_t>(static_cast<std::size_t>(q) * cells / samples));
       for (int t = 0; t < stencil_size<Dim>(1); ++t) {
         Cell<Dim> neighbor = stencil_offset<Dim>(t, 1);
         for (int k = 0; k < Dim; ++k) neighbor[k] += c[k];
@@ -894,7 +899,7 @@ class CellList final : public EngineBase<Dim, T> {
                                                   static_cast<std::size_t>(samples));
         points += layout_.cell_start[c + 1] - layout_.cell_start[c];
         search_cell(
-            c, stencil, Ids::none, search, work,
+            c, cell_of(c), stencil, Ids::none, search, work,
             [&](std::uint32_t, const std::uint32_t*, std::uint32_t count) { found += count; });
       }
     }
@@ -906,24 +911,33 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
+    const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
+    CellWalk walk(layout_, begin);
     if (stencil == Stencil::full && ids != Ids::sorted_position && grid_.reach == 1) {
-      for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1];) {
-        std::uint32_t end = c + 1;
-        while (end < blocks_[b + 1] && same_parent(c, end)) ++end;
-        search_group(c, end, ids == Ids::none, search, work, emit);
-        c = end;
+      // The coordinates of the group's cells: those of one parent, consecutive in Z-order.
+      std::array<Cell<Dim>, kParentCells> cells;
+      Cell<Dim> next = cell_of(walk);
+      for (std::uint32_t c = begin; c < end;) {
+        cells[0] = next;
+        walk.next();
+        std::uint32_t last = c + 1;
+        for (; last < end; ++last, walk.next()) {
+          next = cell_of(walk);
+          if (!same_parent(cells[0], next)) break;
+          cells[last - c] = next;
+        }
+        search_group(c, last, cells, ids == Ids::none, search, work, emit);
+        c = last;
       }
       return;
     }
-    for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
-      search_cell(c, stencil, ids, search, work, emit);
+    for (std::uint32_t c = begin; c < end; ++c, walk.next()) {
+      search_cell(c, cell_of(walk), stencil, ids, search, work, emit);
     }
   }
 
-  /// Whether cells a and b have the same parent (coordinates halved): they belong to one group.
-  bool same_parent(std::uint32_t a, std::uint32_t b) const {
-    return same_parent(cell_of(a), cell_of(b));
-  }
+  /// Whether cells of lattice coordinates a and b have the same parent (coordinates halved):
+  /// they belong to one group.
   static bool same_parent(const Cell<Dim>& a, const Cell<Dim>& b) {
     for (int k = 0; k < Dim; ++k) {
       if ((a[k] >> 1) != (b[k] >> 1)) return false;  // arithmetic shifts: floor halves
@@ -932,28 +946,29 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Full-stencil search of the cells [first, last), which share one parent cell (a group of up
-  /// to 2^Dim cells, consecutive in Z-order). Their stencils together cover 4^Dim cells, looked
-  /// up once. The candidates are gathered in copies, one per offset of the group's cells along
-  /// the axes before the last (2 copies in 2D, 4 in 3D; only those some cell needs): row z' of a
-  /// copy holds the stencil's cross-section at union coordinate z' along the last axis, its
-  /// 3^(Dim-1) cells x fastest. The stencil of a cell at offset z along the last axis is rows z ..
-  /// z+2 of its copy: one contiguous range, as in search_cell(). A full 3D group gathers 18 cells
-  /// per cell instead of 27, and looks up 8 instead of 27. A group of dense cells
-  /// (slabs_for_group) is searched slab by slab: each row is gathered as slab rows (GroupGather),
-  /// and the points of slab h of a cell meet only the slabs >= h of the row below and <= h of
-  /// the row above (the others lie more than r away along the last axis: W3 tests 15% fewer
-  /// candidates). A count search (count_only) reports counts with null rows.
+  /// to 2^Dim cells, consecutive in Z-order; cells[c - first] are the coordinates of cell c). Their
+  /// stencils together cover 4^Dim cells, looked up once. The candidates are gathered in copies,
+  /// one per offset of the group's cells along the axes before the last (2 copies in 2D, 4 in 3D;
+  /// only those some cell needs): row z' of a copy holds the stencil's cross-section at union
+  /// coordinate z' along the last axis, its 3^(Dim-1) cells x fastest. The stencil of a cell at
+  /// offset z along the last axis is rows z .. z+2 of its copy: one contiguous range, as in
+  /// search_cell(). A full 3D group gathers 18 cells per cell instead of 27, and looks up 8 instead
+  /// of 27. A group of dense cells (slabs_for_group) is searched slab by slab: each row is gathered
+  /// as slab rows (GroupGather), and the points of slab h of a cell meet only the slabs >= h of the
+  /// row below and <= h of the row above (the others lie more than r away along the last axis: W3
+  /// tests 15% fewer candidates). A count search (count_only) reports counts with null rows.
   template <class Emit>
-  void search_group(std::uint32_t first, std::uint32_t last, bool count_only,
+  void search_group(std::uint32_t first, std::uint32_t last,
+                    const std::array<Cell<Dim>, kParentCells>& cells, bool count_only,
                     const Search& group_wide, CellWork<Dim>& work, Emit&& emit) const {
-    const Search search = group_search(group_wide, cell_of(first));
+    const Search search = group_search(group_wide, cells[0]);
     GroupCopies needs{};
-    for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cell_of(c))] = true;
+    for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cells[c - first])] = true;
     const int slabs = slabs_for_group(first, last);
-    const GroupGather group = gather_group(cell_of(first), needs, slabs, work.g);
+    const GroupGather group = gather_group(cells[0], needs, slabs, work.g);
     const auto& points = this->context_.points;
     for (std::uint32_t c = first; c < last; ++c) {
-      const Cell<Dim> cell = cell_of(c);
+      const Cell<Dim> cell = cells[c - first];
       for (int h = 0; h < slabs; ++h) {
         const auto [slab_first, slab_end] = part_of(c, h, slabs);
         if (slab_first == slab_end) continue;
@@ -1114,15 +1129,15 @@ class CellList final : public EngineBase<Dim, T> {
   /// section_cell() within a row, per copy and position.
   static constexpr auto kSection = group_cross_sections<Dim>(kGroupSide);
 
-  /// Searches the points of cell c against its stencil, kBlockQueries points per filter call, and
-  /// calls emit(s, ids, count) for each point of c (sorted position s) with its neighbors' ids; a
-  /// half search reports, within cell c, only the points after s. Borderline candidates are
-  /// re-decided with the double rule before emit sees them.
+  /// Searches the points of cell c (lattice coordinates `cell`) against its stencil, kBlockQueries
+  /// points per filter call, and calls emit(s, ids, count) for each point of c (sorted position s)
+  /// with its neighbors' ids; a half search reports, within cell c, only the points after s.
+  /// Borderline candidates are re-decided with the double rule before emit sees them.
   template <class Emit>
-  void search_cell(std::uint32_t c, Stencil stencil, Ids ids, const Search& lattice_wide,
-                   CellWork<Dim>& work, Emit&& emit) const {
-    const Search search = stencil_search(lattice_wide, cell_of(c));
-    const std::uint32_t own = gather_stencil(c, stencil, ids, work.g);
+  void search_cell(std::uint32_t c, const Cell<Dim>& cell, Stencil stencil, Ids ids,
+                   const Search& lattice_wide, CellWork<Dim>& work, Emit&& emit) const {
+    const Search search = stencil_search(lattice_wide, cell);
+    const std::uint32_t own = gather_stencil(c, cell, stencil, ids, work.g);
     const std::uint32_t first = layout_.cell_start[c];
     const auto& points = this->context_.points;
     const bool after = stencil == Stencil::half;
@@ -1226,19 +1241,28 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// Gathers cell c itself first, then the other cells of its stencil (all of them, or for a
   /// half stencil those after c in memory order). Returns the number of points of cell c.
-  std::uint32_t gather_stencil(std::uint32_t c, Stencil stencil, Ids ids, Gathered<Dim>& g) const {
+  std::uint32_t gather_stencil(std::uint32_t c, const Cell<Dim>& cell, Stencil stencil, Ids ids,
+                               Gathered<Dim>& g) const {
     std::array<Range, kStencil + 1> ranges;
     ranges[0] = Range{layout_.cell_start[c], layout_.cell_start[c + 1]};
     std::array<Range, kStencil> others;
-    const int count = stencil_ranges(cell_of(c), c, stencil, others);
+    const int count = stencil_ranges(cell, c, stencil, others);
     std::copy(others.begin(), others.begin() + count, ranges.begin() + 1);
     gather(std::span<const Range>(ranges.data(), count + 1), g, ids);
     return ranges[0].end - ranges[0].begin;
   }
 
-  Cell<Dim> cell_of(std::uint32_t c) const {
+  /// Lattice coordinates of the cell `walk` is at.
+  static Cell<Dim> cell_of(const CellWalk& walk) {
     Cell<Dim> cell;
-    for (int k = 0; k < Dim; ++k) cell[k] = layout_.cell_coord[c][k];
+    for (int k = 0; k < Dim; ++k) cell[k] = walk.coord()[k];
+    return cell;
+  }
+  /// Lattice coordinates of cell c, found by binary search (for cells taken out of order).
+  Cell<Dim> cell_of(std::uint32_t c) const {
+    const auto coord = layout_.coord_of(c);
+    Cell<Dim> cell;
+    for (int k = 0; k < Dim; ++k) cell[k] = coord[k];
     return cell;
   }
 
@@ -1315,9 +1339,13 @@ class CellList final : public EngineBase<Dim, T> {
         std::clamp<std::size_t>(fair_share, kMinBlockPoints, kBlockPoints));
     blocks_.assign(1, 0);
     std::uint32_t points_in_block = 0;
+    CellWalk walk(layout_, 0);
     for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
+      const Cell<Dim> cell = cell_of(walk);
+      walk.next();
       points_in_block += layout_.cell_start[c + 1] - layout_.cell_start[c];
-      if (points_in_block >= block_points && (c + 1 == layout_.cells() || !same_parent(c, c + 1))) {
+      if (points_in_block >= block_points &&
+          (c + 1 == layout_.cells() || !same_parent(cell, cell_of(walk)))) {
         blocks_.push_back(c + 1);
         points_in_block = 0;
       }

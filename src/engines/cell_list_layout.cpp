@@ -234,7 +234,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // The cell coordinates are decoded from the keys (a full-resolution key is its cell's Morton
   // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
   // points (read at random: a cache miss per cell at 4M points).
-  layout.index_cells(marks, threads, [&](std::uint32_t s) {
+  const std::vector<CellCoord> coords = layout.index_cells(marks, threads, [&](std::uint32_t s) {
     CellCoord c = morton_decode<Dim>(key_at(s));
     if (shift > 0) {
       const CellCoord low = morton_decode<Dim>(fine[s]);
@@ -243,15 +243,74 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     return c;
   });
   layout.index_slabs(threads, slab_at);
-  layout.index_lookup(grid, threads);
+  layout.index_tiles(coords, threads);
+  layout.index_lookup(grid, coords, threads);
   return layout;
 }
 
 template <int Dim>
-void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int threads) {
+void CellListLayout<Dim>::index_tiles(std::span<const CellCoord> coords, int threads) {
+  // Each tile is a run of consecutive cells (Z-order). In parallel: chunks of cells count the
+  // tiles that begin in them, then each tile is written by the chunk it begins in, which reads
+  // on past the chunk's end for the tile's last cells.
+  const std::size_t count = coords.size();
+  constexpr std::size_t kChunk = 8192;
+  const std::size_t chunks = (count + kChunk - 1) / kChunk;
+  std::vector<std::size_t> tiles_before(chunks + 1, 0);
+  const auto signed_chunks = static_cast<std::int64_t>(chunks);
+  // The tile of the cell before c; before cell 0, all ones: no tile's coordinates (a lattice has
+  // at most 2^30 cells per axis).
+  const auto tile_before = [&](std::size_t c) {
+    if (c > 0) return tile_of(coords[c - 1]);
+    CellCoord none;
+    none.fill(~std::uint32_t{0});
+    return none;
+  };
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t j = 0; j < signed_chunks; ++j) {
+    const std::size_t first = static_cast<std::size_t>(j) * kChunk;
+    const std::size_t last = std::min(count, first + kChunk);
+    CellCoord previous = tile_before(first);
+    std::size_t begun = 0;
+    for (std::size_t c = first; c < last; ++c) {
+      const CellCoord tile = tile_of(coords[c]);
+      begun += same_coords(tile, previous) ? 0 : 1;
+      previous = tile;
+    }
+    tiles_before[static_cast<std::size_t>(j) + 1] = begun;
+  }
+  std::partial_sum(tiles_before.begin(), tiles_before.end(), tiles_before.begin());
+  tiles.resize(tiles_before[chunks]);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t j = 0; j < signed_chunks; ++j) {
+    const std::size_t first = static_cast<std::size_t>(j) * kChunk;
+    const std::size_t last = std::min(count, first + kChunk);
+    std::size_t t = tiles_before[static_cast<std::size_t>(j)];
+    CellCoord previous = tile_before(first);
+    Tile* tile = nullptr;     // the tile of cell c, once one has begun in this chunk
+    std::uint64_t cells = 0;  // its cells so far (stored when it ends: no store per cell)
+    for (std::size_t c = first; c < count; ++c) {
+      const CellCoord at = tile_of(coords[c]);
+      if (!same_coords(at, previous)) {
+        if (tile != nullptr) tile->cells = cells;
+        tile = nullptr;
+        if (c >= last) break;
+        tile = &tiles[t++];
+        *tile = Tile{at, static_cast<std::uint32_t>(c), 0};
+        cells = 0;
+        previous = at;
+      }
+      cells |= std::uint64_t{1} << code_in_tile(coords[c]);
+    }
+    if (tile != nullptr) tile->cells = cells;
+  }
+}
+
+template <int Dim>
+void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
+                                       std::span<const CellCoord> coords, int threads) {
   const std::size_t count = cells();
-  tile_cells.clear();
-  tile_first.clear();
+  tile_slots.clear();
   dense.clear();
   occupied.clear();
   near_occupied.clear();
@@ -261,32 +320,18 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
     const auto signed_cells = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t c = 0; c < signed_cells; ++c) {
-      std::int64_t linear = cell_coord[c][Dim - 1];
-      for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + cell_coord[c][k];
+      std::int64_t linear = coords[c][Dim - 1];
+      for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + coords[c][k];
       dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
     }
   } else {
-    // The tiles with points, each a run of consecutive cells (Z-order): where a tile begins.
-    std::vector<std::uint32_t> tile_starts;
-    for (std::size_t c = 0; c < count; ++c) {
-      if (c == 0 || tile_of(cell_coord[c]) != tile_of(cell_coord[c - 1]))
-        tile_starts.push_back(static_cast<std::uint32_t>(c));
-    }
-    const std::size_t tiles = tile_starts.size();
-    tile_starts.push_back(static_cast<std::uint32_t>(count));
-    const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * tiles, 2));
-    tile_first.assign(capacity, kNoCell);
-    tile_cells.assign(capacity, 0);
+    const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * tiles.size(), 2));
+    tile_slots.assign(capacity, kNoCell);
     table_mask = capacity - 1;
-    for (std::size_t t = 0; t < tiles; ++t) {
-      std::uint64_t mask = 0;
-      for (std::uint32_t c = tile_starts[t]; c < tile_starts[t + 1]; ++c) {
-        mask |= std::uint64_t{1} << code_in_tile(cell_coord[c]);
-      }
-      std::uint64_t slot = hash(tile_of(cell_coord[tile_starts[t]])) & table_mask;
-      while (tile_first[slot] != kNoCell) slot = (slot + 1) & table_mask;
-      tile_first[slot] = tile_starts[t];
-      tile_cells[slot] = mask;
+    for (std::size_t t = 0; t < tiles.size(); ++t) {
+      std::uint64_t slot = hash(tiles[t].at) & table_mask;
+      while (tile_slots[slot] != kNoCell) slot = (slot + 1) & table_mask;
+      tile_slots[slot] = static_cast<std::uint32_t>(t);
     }
   }
   // The occupancy bitmap: the finest blocks within budget (a lattice has at most 2^30 cells per
@@ -305,7 +350,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid, int thread
   const auto signed_count = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t c = 0; c < signed_count; ++c) {
-    const std::uint64_t bit = occupancy_bit(cell_coord[c]);
+    const std::uint64_t bit = occupancy_bit(coords[c]);
     std::atomic_ref<std::uint64_t>(occupied[bit >> 6])
         .fetch_or(std::uint64_t{1} << (bit & 63), std::memory_order_relaxed);
   }

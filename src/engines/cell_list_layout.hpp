@@ -6,13 +6,15 @@
 //                  cell_start[cells] == n
 //   slab_start     with slabs (slab_bits > 0): where each slab of each cell begins; a slab is one
 //                  of 2^slab_bits equal parts of a cell along the last axis (slab_begin())
-//   cell_coord[c]  lattice coordinates of cell c
-//   block table    open addressing over tiles of 64 cells (kTileSide per axis), load <= 1/2:
-//                  for each tile with points, a mask of its cells with points (bit = the cell's
-//                  Morton code within the tile) and the index of its first cell. A tile's cells
-//                  are consecutive in Z-order, so cell index = first + the mask's bits below the
-//                  cell's (find(), for_each_cell_in_box()); a box of cells costs one probe per
-//                  tile it meets, not one per cell. Behind it
+//   tiles[t]       the tiles of 64 cells (kTileSide per axis) that hold points, in Z-order: a
+//                  tile's coordinates, the index of its first cell and a mask of its cells with
+//                  points (bit = the cell's Morton code within the tile). A tile's cells are
+//                  consecutive in Z-order, so cell index = first + the mask's bits below the
+//                  cell's, and the lattice coordinates of cell c come from its tile and its rank
+//                  there (coord_of(), CellWalk): no per-cell coordinates are kept.
+//   block table    open addressing over the tiles, load <= 1/2: per slot, a tile index
+//                  (find(), for_each_cell_in_box()); a box of cells costs one probe per tile it
+//                  meets, not one per cell. Behind it
 //   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
 //                  (set when a cell of the block has points), so that most single lookups of
 //                  empty cells cost one bit test instead of a probe; or
@@ -34,8 +36,8 @@
 // of their full coordinates (on lattices wider than a 64-bit Morton code holds, sorted by the
 // coordinates shifted right, then by the rest: cell_list_layout.cpp), so cells that are close in
 // space are mostly close in memory, and the cells of a tile are consecutive. About 16 bytes per
-// point plus 16 per non-empty cell (20 with slabs), the dense array or the block table, and at
-// most two bytes per point of bitmaps.
+// point plus 4 per non-empty cell (8 with slabs), 24 per tile, the dense array or the block
+// table, and at most two bytes per point of bitmaps.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell (and slab) keep their relative order, the few that changed are sorted
@@ -47,6 +49,7 @@
 #include <bit>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "../engine_base.hpp"
@@ -111,7 +114,6 @@ template <int Dim>
 class CellListLayout {
  public:
   static constexpr std::uint32_t kNoCell = 0xFFFFFFFFu;
-  static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
   static constexpr int kTileShift = spatialhash::detail::kTileShift<Dim>;
   static constexpr int kTileSide = 1 << kTileShift;
   /// Budget of the occupancy bitmap (beyond a floor of 32 KiB): a byte per point.
@@ -119,6 +121,15 @@ class CellListLayout {
   /// near_occupied is dropped when more than this share of its blocks are near points.
   static constexpr double kNearShareKept = 0.875;
   using CellCoord = std::array<std::uint32_t, Dim>;
+
+  /// A tile (tile_of()) that holds points: its cells are the popcount(cells) consecutive cells
+  /// from `first`, in the order of their Morton codes within the tile (the bits of `cells`).
+  struct Tile {
+    CellCoord at;         ///< tile coordinates: those of its cells shifted right by kTileShift
+    std::uint32_t first;  ///< index of its first cell
+    std::uint64_t cells;  ///< bit b set: the cell with Morton code b within the tile has points
+    bool operator==(const Tile&) const = default;
+  };
 
   /// Reorders the points of `context` by their cell of `grid` (parallel radix sort on Morton
   /// codes), and within each cell by slab: 2^slab_bits equal parts of the cell along the last
@@ -164,7 +175,7 @@ class CellListLayout {
   }
 
   std::size_t size() const { return order.size(); }
-  std::size_t cells() const { return cell_coord.size(); }
+  std::size_t cells() const { return cell_start.empty() ? 0 : cell_start.size() - 1; }
   /// Slabs per cell: 1 << slab_bits.
   int slabs() const { return 1 << slab_bits; }
 
@@ -190,13 +201,62 @@ class CellListLayout {
     if (!occupied_at(c)) return kNoCell;
     CellCoord u;
     for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
-    const std::uint64_t slot = probe_tile(tile_of(u));
-    if (slot == kNoSlot) return kNoCell;
+    const std::uint32_t t = probe_tile(tile_of(u));
+    if (t == kNoCell) return kNoCell;
+    const Tile& tile = tiles[t];
     const std::uint64_t bit = std::uint64_t{1} << code_in_tile(u);
-    if ((tile_cells[slot] & bit) == 0) return kNoCell;
-    return tile_first[slot] +
-           static_cast<std::uint32_t>(std::popcount(tile_cells[slot] & (bit - 1)));
+    if ((tile.cells & bit) == 0) return kNoCell;
+    return tile.first + static_cast<std::uint32_t>(std::popcount(tile.cells & (bit - 1)));
   }
+
+  /// Lattice coordinates of cell c (< cells()): its tile found by binary search. Walking cells
+  /// in order, CellWalk gives them at a few operations per cell.
+  CellCoord coord_of(std::uint32_t c) const { return CellWalk(*this, c).coord(); }
+
+  /// Lattice coordinates of the cell of `tile` with Morton code `code` within it.
+  static CellCoord cell_in_tile(const Tile& tile, int code) {
+    CellCoord c;
+    for (int k = 0; k < Dim; ++k) c[k] = tile.at[k] << kTileShift | kTileCodes<Dim>.local[code][k];
+    return c;
+  }
+
+  /// The cells c, c + 1, ... of a layout in order, each with its lattice coordinates (read from
+  /// the tiles: the layout keeps no per-cell coordinates).
+  class CellWalk {
+   public:
+    /// At cell c (<= cells(); at cells() there is no coordinate to read).
+    CellWalk(const CellListLayout& layout, std::uint32_t c)
+        : end_(layout.tiles.data() + layout.tiles.size()) {
+      if (c >= layout.cells()) {
+        tile_ = end_;
+        return;
+      }
+      const auto after =
+          std::upper_bound(layout.tiles.begin(), layout.tiles.end(), c,
+                           [](std::uint32_t cell, const Tile& t) { return cell < t.first; });
+      tile_ = &*(after - 1);
+      rest_ = tile_->cells;
+      for (std::uint32_t rank = c - tile_->first; rank > 0; --rank) rest_ &= rest_ - 1;
+      coord_ = cell_in_tile(*tile_, std::countr_zero(rest_));
+    }
+    /// Lattice coordinates of the current cell.
+    const CellCoord& coord() const { return coord_; }
+    /// Moves to the next cell.
+    void next() {
+      rest_ &= rest_ - 1;
+      if (rest_ == 0) {
+        if (++tile_ == end_) return;
+        rest_ = tile_->cells;
+      }
+      coord_ = cell_in_tile(*tile_, std::countr_zero(rest_));
+    }
+
+   private:
+    const Tile* tile_ = nullptr;
+    const Tile* end_ = nullptr;
+    std::uint64_t rest_ = 0;  ///< the current cell's bit and those of the tile's later cells
+    CellCoord coord_{};
+  };
 
   /// Whether the bitmap's block of lattice cell `c` (on the lattice) has points (hash-table
   /// lattices only).
@@ -262,7 +322,7 @@ class CellListLayout {
     }
     tile = first_tile;
     while (true) {
-      if (const std::uint64_t slot = probe_tile(tile); slot != kNoSlot) {
+      if (const std::uint32_t t = probe_tile(tile); t != kNoCell) {
         // The tile's cells inside the box: for each axis, the codes whose local coordinate lies
         // in the box's range there.
         std::uint64_t inside = ~std::uint64_t{0};
@@ -274,8 +334,8 @@ class CellListLayout {
               static_cast<int>(std::min<std::int64_t>(corner[k] + to[k] - tile_corner, kTileSide));
           inside &= kTileCodes<Dim>.range[k][low][high];
         }
-        const std::uint64_t cells_mask = tile_cells[slot];
-        const std::uint32_t first = tile_first[slot];
+        const std::uint64_t cells_mask = tiles[t].cells;
+        const std::uint32_t first = tiles[t].first;
         for (std::uint64_t bits = cells_mask & inside; bits != 0; bits &= bits - 1) {
           const int code = std::countr_zero(bits);
           int t = 0;
@@ -313,18 +373,20 @@ class CellListLayout {
     return c;
   }
   /// The Morton code of lattice cell `c` within its tile (0 ..= 63): the low bits of its own.
-  static int code_in_tile(CellCoord c) {
-    for (auto& x : c) x &= kTileSide - 1;
-    return static_cast<int>(morton_code<Dim>(c));
+  static int code_in_tile(const CellCoord& c) {
+    int code = 0;
+    for (int b = 0; b < kTileShift; ++b) {
+      for (int k = 0; k < Dim; ++k) code |= static_cast<int>(c[k] >> b & 1u) << (b * Dim + k);
+    }
+    return code;
   }
 
-  /// The block table's slot of tile `tile` (tile_of()), or kNoSlot when no cell of that tile has
-  /// points. A slot's tile is that of its first cell.
-  std::uint64_t probe_tile(const CellCoord& tile) const {
+  /// The index in `tiles` of tile `tile` (tile_of()), or kNoCell when no cell of that tile has
+  /// points (block table lattices only).
+  std::uint32_t probe_tile(const CellCoord& tile) const {
     for (std::uint64_t slot = hash(tile) & table_mask;; slot = (slot + 1) & table_mask) {
-      const std::uint32_t first = tile_first[slot];
-      if (first == kNoCell) return kNoSlot;
-      if (tile_of(cell_coord[first]) == tile) return slot;
+      const std::uint32_t t = tile_slots[slot];
+      if (t == kNoCell || same_coords(tiles[t].at, tile)) return t;
     }
   }
 
@@ -355,11 +417,10 @@ class CellListLayout {
   /// 1] is the first sorted position of slab j >= 1 of cell c (slab_begin()). Empty with one slab.
   std::vector<std::uint32_t> slab_start;
   int slab_bits = 0;
-  std::vector<CellCoord> cell_coord;
-  /// The block table (lattices without the dense array): per slot, the mask of the tile's cells
-  /// with points and the index of its first cell (kNoCell: an empty slot). table_mask + 1 slots.
-  std::vector<std::uint64_t> tile_cells;
-  std::vector<std::uint32_t> tile_first;
+  std::vector<Tile> tiles;  ///< the tiles with points, in Z-order (every lattice)
+  /// The block table (lattices without the dense array): per slot, the index in `tiles` of the
+  /// tile stored there (kNoCell: an empty slot). table_mask + 1 slots.
+  std::vector<std::uint32_t> tile_slots;
   /// Bit (x fastest) of each block of 2^occupied_shift cells per axis, set when one of its cells
   /// has points; with the table, a clear bit spares the probe. The blocks are as small as
   /// kOccupancyBitsPerPoint bits per point allow (a bit per cell with the dense array).
@@ -378,11 +439,12 @@ class CellListLayout {
   std::array<std::int64_t, Dim> dims{};
 
  private:
-  /// Cell starts and coordinates from `marks` (1 at the first sorted position of each cell), which
-  /// this turns into running cell counts; `cell_at(s)` gives the coordinates of the cell that
-  /// begins at sorted position s. Sets cell_start and cell_coord.
+  /// Cell starts from `marks` (1 at the first sorted position of each cell), which this turns into
+  /// running cell counts; `cell_at(s)` gives the coordinates of the cell that begins at sorted
+  /// position s. Sets cell_start and returns the coordinates of each cell, for index_lookup().
   template <class CellAt>
-  void index_cells(ResultVector<std::uint32_t>& marks, int threads, CellAt cell_at) {
+  std::vector<CellCoord> index_cells(ResultVector<std::uint32_t>& marks, int threads,
+                                     CellAt cell_at) {
     const std::size_t n = marks.size();
     parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
     const std::size_t count = n > 0 ? marks[n - 1] : 0;
@@ -395,10 +457,11 @@ class CellListLayout {
         cell_start[marks[s] - 1] = static_cast<std::uint32_t>(s);
       }
     }
-    cell_coord.resize(count);
+    std::vector<CellCoord> coords(count);
     const auto signed_cells = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t c = 0; c < signed_cells; ++c) cell_coord[c] = cell_at(cell_start[c]);
+    for (std::int64_t c = 0; c < signed_cells; ++c) coords[c] = cell_at(cell_start[c]);
+    return coords;
   }
   /// slab_start from cell_start and `slab_at(s)`, the slab of the point at sorted position s
   /// (within a cell the slabs ascend).
@@ -419,8 +482,11 @@ class CellListLayout {
       }
     }
   }
-  /// The lookup from lattice coordinates to cells (dense array or hash table) for cell_coord.
-  void index_lookup(const GridGeometry<Dim>& grid, int threads);
+  /// The tiles of the cells of lattice coordinates `coords` (index_cells()).
+  void index_tiles(std::span<const CellCoord> coords, int threads);
+  /// The lookup from lattice coordinates to cells (dense array or block table) and the bitmaps,
+  /// for the cells of lattice coordinates `coords`, after index_tiles().
+  void index_lookup(const GridGeometry<Dim>& grid, std::span<const CellCoord> coords, int threads);
 };
 
 }  // namespace spatialhash::detail

@@ -49,8 +49,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   const std::size_t count = cells();
   // Keys of sub-cells (cell c, slab j), as the build sorts them (cell_keys.hpp).
   const int slab_count = slabs();
-  const auto key_of_slab = [&](std::size_t c, int j) {
-    return morton_code<Dim>(cell_coord[c]) << slab_bits | static_cast<std::uint64_t>(j);
+  const auto key_of_slab = [&](const CellCoord& cell, int j) {
+    return morton_code<Dim>(cell) << slab_bits | static_cast<std::uint64_t>(j);
   };
 
   // Chunks of whole cells, about n / chunks points each: chunk j is cells [first[j], first[j+1]).
@@ -78,13 +78,17 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(+ : sampled, changed)
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
       std::size_t c = first[j];
+      CellWalk walk(*this, static_cast<std::uint32_t>(c));
       for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]];
            s += kSampleStride, ++sampled) {
-        while (cell_start[c + 1] <= s) ++c;
+        while (cell_start[c + 1] <= s) {
+          ++c;
+          walk.next();
+        }
         const Cell<Dim> cell = grid.cell_of(points, order[s]);
         bool moved = false;
         for (int k = 0; k < Dim; ++k) {
-          moved |= cell[k] != static_cast<std::int64_t>(cell_coord[c][k]);
+          moved |= cell[k] != static_cast<std::int64_t>(walk.coord()[k]);
         }
         changed += moved ? 1 : 0;
       }
@@ -128,7 +132,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     std::array<std::array<double, kBlock>, Dim> gathered;
     const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
     std::size_t c = first[j];
-    int slab = 0;  // the slab of cell c that position s lies in
+    CellWalk walk(*this, static_cast<std::uint32_t>(c));
+    CellCoord old_cell = walk.coord();  // the lattice coordinates of cell c
+    int slab = 0;                       // the slab of cell c that position s lies in
     for (std::uint32_t block = begin; block < end; block += kBlock) {
       const std::uint32_t stop = std::min(end, block + kBlock);
       for (std::uint32_t s = block; s < stop; ++s) {
@@ -138,6 +144,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       for (std::uint32_t s = block; s < stop; ++s) {
         while (cell_start[c + 1] <= s) {
           ++c;
+          walk.next();
+          old_cell = walk.coord();
           slab = 0;
         }
         while (slab + 1 < slab_count && slab_begin(static_cast<std::uint32_t>(c), slab + 1) <= s) {
@@ -152,7 +160,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
           const bool off = !(u >= 0.0 && u < extent[k]);
           off_lattice |= static_cast<int>(off);
           cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
-          moved |= cell[k] ^ cell_coord[c][k];
+          moved |= cell[k] ^ old_cell[k];
           // Relative to the frame of the point's new cell (cell_list_layout.hpp).
           moved_axis[k][s] = static_cast<float>(
               x - frame_origin(origin[k], cell_size, static_cast<std::int64_t>(cell[k])));
@@ -204,9 +212,10 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // 3. Merge, chunk by chunk. Chunk j takes the movers with keys in [lowest[j], lowest[j + 1]).
   std::vector<std::size_t> mover_begin(chunks + 1);
   for (std::size_t j = 0; j <= chunks; ++j) {
-    const std::uint64_t lowest = j == 0             ? 0
-                                 : first[j] < count ? key_of_slab(first[j], 0)
-                                                    : std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t lowest =
+        j == 0             ? 0
+        : first[j] < count ? key_of_slab(coord_of(static_cast<std::uint32_t>(first[j])), 0)
+                           : std::numeric_limits<std::uint64_t>::max();
     mover_begin[j] = static_cast<std::size_t>(
         std::lower_bound(spare.mover_keys.begin(), spare.mover_keys.end(), lowest) -
         spare.mover_keys.begin());
@@ -242,9 +251,10 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
         ++m;
       }
     };
-    for (std::size_t c = first[j]; c < first[j + 1]; ++c) {
+    CellWalk walk(*this, static_cast<std::uint32_t>(first[j]));
+    for (std::size_t c = first[j]; c < first[j + 1]; ++c, walk.next()) {
       for (int slab = 0; slab < slab_count; ++slab) {
-        const std::uint64_t key = key_of_slab(c, slab);
+        const std::uint64_t key = key_of_slab(walk.coord(), slab);
         emit_movers_below(key, false);
         const auto cell = static_cast<std::uint32_t>(c);
         for (std::uint32_t s = slab_begin(cell, slab); s < slab_begin(cell, slab + 1); ++s) {
@@ -262,11 +272,13 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   next.order.swap(spare.order);
   next.dims = dims;
   next.slab_bits = slab_bits;
-  next.index_cells(spare.cell_marks, threads,
-                   [&](std::uint32_t s) { return morton_decode<Dim>(spare.position_keys[s]); });
+  const std::vector<CellCoord> coords =
+      next.index_cells(spare.cell_marks, threads,
+                       [&](std::uint32_t s) { return morton_decode<Dim>(spare.position_keys[s]); });
   next.index_slabs(threads, [&](std::uint32_t s) { return static_cast<int>(spare.slab_of[s]); });
-  const bool same_cells = next.cell_coord == cell_coord;
-  if (!same_cells) next.index_lookup(grid, threads);
+  next.index_tiles(coords, threads);
+  const bool same_cells = next.tiles == tiles;
+  if (!same_cells) next.index_lookup(grid, coords, threads);
   spare.order.swap(order);
   order.swap(next.order);
   for (int k = 0; k < Dim; ++k) {
@@ -274,10 +286,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   }
   cell_start.swap(next.cell_start);
   slab_start.swap(next.slab_start);
-  cell_coord.swap(next.cell_coord);
   if (!same_cells) {
-    tile_cells.swap(next.tile_cells);
-    tile_first.swap(next.tile_first);
+    tiles.swap(next.tiles);
+    tile_slots.swap(next.tile_slots);
     dense.swap(next.dense);
     table_mask = next.table_mask;
     occupied.swap(next.occupied);
