@@ -39,17 +39,27 @@ class Index:
         self, radius: float, sorted: bool, with_distances: bool
     ) -> Tuple[np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_lists(
-        self, radius: float, sorted: bool, with_distances: bool, low_memory: bool
+        self, radius: float, sorted: bool, with_distances: bool, low_memory: bool, int32: bool
     ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_rows(
-        self, radius: float, sorted: bool, with_distances: bool
+        self, radius: float, sorted: bool, with_distances: bool, int32: bool
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_counts(self, radius: float) -> np.ndarray: ...
     def cross(
-        self, queries: np.ndarray, radius: float, sorted: bool, with_distances: bool
+        self,
+        queries: np.ndarray,
+        radius: float,
+        sorted: bool,
+        with_distances: bool,
+        int32: bool,
     ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def cross_rows(
-        self, queries: np.ndarray, radius: float, sorted: bool, with_distances: bool
+        self,
+        queries: np.ndarray,
+        radius: float,
+        sorted: bool,
+        with_distances: bool,
+        int32: bool,
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def balls(
         self, queries: np.ndarray, radii: np.ndarray, sorted: bool

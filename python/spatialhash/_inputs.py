@@ -123,6 +123,23 @@ def check_radii(radii: np.ndarray, limit: float, name: str = "r") -> None:
         )
 
 
+def as_index_int32(index_dtype: Any) -> bool:
+    """Whether `index_dtype` asks for int32 indices (True) or int64 ones (False): anything
+    numpy.dtype() turns into one of the two; any other dtype is a ValueError, and what is no
+    dtype at all a TypeError, both naming index_dtype."""
+    try:
+        dtype = np.dtype(index_dtype)
+    except TypeError as error:
+        raise TypeError(
+            f"index_dtype must be numpy.int32 or numpy.int64, got {index_dtype!r}"
+        ) from error
+    if dtype == np.int32:
+        return True
+    if dtype == np.int64:
+        return False
+    raise ValueError(f"index_dtype must be numpy.int32 or numpy.int64, got {dtype}")
+
+
 def as_engine(engine: Optional[str], known: list) -> str:
     """An engine name from `known` ("automatic" for None)."""
     if engine is None:

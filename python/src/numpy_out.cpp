@@ -132,6 +132,10 @@ py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int
   return out;
 }
 
+py::array_t<std::int32_t> indices_to_numpy_int32(ResultVector<index_t>&& indices) {
+  return adopt<std::int32_t>(std::move(indices));
+}
+
 py::array_t<std::int64_t> offsets_to_numpy(ResultVector<std::size_t>&& offsets) {
   // Offsets count results held in memory, so they are far below 2^63: same bits as int64.
   return adopt<std::int64_t>(std::move(offsets));

@@ -40,6 +40,9 @@ class Int64PairOutput final : public PairOutput {
 };
 /// int64 copy of an array of point indices; kNoNeighbor (never an index) becomes -1.
 py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int threads);
+/// int32 view of an array of point indices, taking over the vector's memory (no copy):
+/// kNoNeighbor (all ones) reads as -1. Only for indices below 2^31 (the caller checks).
+py::array_t<std::int32_t> indices_to_numpy_int32(ResultVector<index_t>&& indices);
 /// CSR offsets as int64, taking over the vector's memory (no copy).
 py::array_t<std::int64_t> offsets_to_numpy(ResultVector<std::size_t>&& offsets);
 /// Distances as float64, taking over the vector's memory (no copy).

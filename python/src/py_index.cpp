@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -71,15 +72,23 @@ ListOptions list_options(double radius, bool sorted, bool with_distances) {
 }
 
 /// (offsets, indices, distances or None) of CSR lists.
-py::tuple csr_to_numpy(NeighborLists&& lists, bool with_distances, int threads) {
-  auto indices = indices_to_numpy(lists.indices, threads);
+/// Point indices or counts as NumPy: int32 over the library's memory (no copy) when `int32`,
+/// else an int64 copy.
+py::array index_array(ResultVector<index_t>&& values, bool int32, int threads) {
+  if (int32) return indices_to_numpy_int32(std::move(values));
+  return indices_to_numpy(values, threads);
+}
+
+py::tuple csr_to_numpy(NeighborLists&& lists, bool with_distances, int threads,
+                       bool int32 = false) {
+  auto indices = index_array(std::move(lists.indices), int32, threads);
   return py::make_tuple(offsets_to_numpy(std::move(lists.offsets)), indices,
                         distances_or_none(std::move(lists.distances), with_distances));
 }
 
-py::tuple rows_to_numpy(NeighborRows&& rows, bool with_distances, int threads) {
-  auto indices = indices_to_numpy(rows.indices, threads);
-  auto count = indices_to_numpy(rows.count, threads);
+py::tuple rows_to_numpy(NeighborRows&& rows, bool with_distances, int threads, bool int32) {
+  auto indices = index_array(std::move(rows.indices), int32, threads);
+  auto count = index_array(std::move(rows.count), int32, threads);
   return py::make_tuple(offsets_to_numpy(std::move(rows.start)), count, indices,
                         distances_or_none(std::move(rows.distances), with_distances));
 }
@@ -126,6 +135,14 @@ class PyIndex {
   double radius() const { return radius_; }
   std::string engine() const { return engine_; }
   int threads() const { return threads_; }
+
+  /// int32 indices hold point indices and counts below 2^31: refused for a larger index.
+  void check_int32(bool int32) const {
+    if (int32 && size_ > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+      throw py::value_error("index_dtype int32 holds point indices below 2^31, but the index has " +
+                            std::to_string(size_) + " points: use int64");
+    }
+  }
   bool single_precision() const { return single_; }
 
   py::tuple pairs(double radius, bool sorted, bool with_distances) const {
@@ -142,18 +159,21 @@ class PyIndex {
     return py::make_tuple(pairs, distances_or_none(std::move(list.distances), with_distances));
   }
 
-  py::tuple neighbor_lists(double radius, bool sorted, bool with_distances, bool low_memory) const {
+  py::tuple neighbor_lists(double radius, bool sorted, bool with_distances, bool low_memory,
+                           bool int32) const {
+    check_int32(int32);
     ListOptions options = list_options(radius, sorted, with_distances);
     options.low_memory = low_memory;
     NeighborLists lists =
         search([&](const AnyIndex& index) { return index.neighbor_lists(options); });
-    return csr_to_numpy(std::move(lists), with_distances, threads());
+    return csr_to_numpy(std::move(lists), with_distances, threads(), int32);
   }
 
-  py::tuple neighbor_rows(double radius, bool sorted, bool with_distances) const {
+  py::tuple neighbor_rows(double radius, bool sorted, bool with_distances, bool int32) const {
+    check_int32(int32);
     const ListOptions options = list_options(radius, sorted, with_distances);
     NeighborRows rows = search([&](const AnyIndex& index) { return index.neighbor_rows(options); });
-    return rows_to_numpy(std::move(rows), with_distances, threads());
+    return rows_to_numpy(std::move(rows), with_distances, threads(), int32);
   }
 
   py::array_t<std::int64_t> neighbor_counts(double radius) const {
@@ -162,22 +182,24 @@ class PyIndex {
     return indices_to_numpy(counts, threads());
   }
 
-  py::tuple cross(const QueryArray& queries, double radius, bool sorted,
-                  bool with_distances) const {
+  py::tuple cross(const QueryArray& queries, double radius, bool sorted, bool with_distances,
+                  bool int32) const {
+    check_int32(int32);
     const std::span<const double> positions = positions_of(queries, dim());
     NeighborLists lists = search([&](const AnyIndex& index) {
       return index.cross(positions, list_options(radius, sorted, with_distances));
     });
-    return csr_to_numpy(std::move(lists), with_distances, threads());
+    return csr_to_numpy(std::move(lists), with_distances, threads(), int32);
   }
 
-  py::tuple cross_rows(const QueryArray& queries, double radius, bool sorted,
-                       bool with_distances) const {
+  py::tuple cross_rows(const QueryArray& queries, double radius, bool sorted, bool with_distances,
+                       bool int32) const {
+    check_int32(int32);
     const std::span<const double> positions = positions_of(queries, dim());
     NeighborRows rows = search([&](const AnyIndex& index) {
       return index.cross_rows(positions, list_options(radius, sorted, with_distances));
     });
-    return rows_to_numpy(std::move(rows), with_distances, threads());
+    return rows_to_numpy(std::move(rows), with_distances, threads(), int32);
   }
 
   py::tuple balls(const QueryArray& queries, const QueryArray& radii, bool sorted) const {
@@ -266,16 +288,18 @@ void bind_index(py::module_& module) {
       .def("pairs", &PyIndex::pairs, py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), "(pairs (m, 2) int64, distances float64 or None)")
       .def("neighbor_lists", &PyIndex::neighbor_lists, py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"), py::arg("low_memory"),
-           "(offsets int64, indices int64, distances or None)")
+           py::arg("with_distances"), py::arg("low_memory"), py::arg("int32"),
+           "(offsets int64, indices int64 or int32, distances or None)")
       .def("neighbor_rows", &PyIndex::neighbor_rows, py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"),
-           "(start int64, count int64, indices int64 (-1 outside the rows), distances or None)")
+           py::arg("with_distances"), py::arg("int32"),
+           "(start int64, count and indices int64 or int32 (-1 outside the rows), distances or "
+           "None)")
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"), "CSR neighbors of each query position, one radius")
+           py::arg("with_distances"), py::arg("int32"),
+           "CSR neighbors of each query position, one radius")
       .def("cross_rows", &PyIndex::cross_rows, py::arg("queries"), py::arg("radius"),
-           py::arg("sorted"), py::arg("with_distances"),
+           py::arg("sorted"), py::arg("with_distances"), py::arg("int32"),
            "(start, count, indices (-1 outside the rows), distances or None) of each query")
       .def("balls", &PyIndex::balls, py::arg("queries"), py::arg("radii"), py::arg("sorted"),
            "CSR neighbors of each query position, one radius per position")

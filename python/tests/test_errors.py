@@ -179,6 +179,25 @@ def test_ball_position_not_finite(index, bad):
             cross(["a", "b", "c"])
 
 
+def test_index_dtype_must_be_int32_or_int64(index):
+    calls = (
+        lambda **kw: index.neighbor_lists(**kw),
+        lambda **kw: index.neighbor_rows(**kw),
+        lambda **kw: index.cross_lists(POINTS[:3], **kw),
+        lambda **kw: index.cross_rows(POINTS[:3], **kw),
+    )
+    for call in calls:
+        for bad in (np.float32, np.uint32, np.int16, "float64"):
+            with pytest.raises(ValueError, match="index_dtype must be numpy.int32 or numpy.int64"):
+                call(index_dtype=bad)
+        for bad in ("no such type", object()):
+            with pytest.raises(TypeError, match="index_dtype must be numpy.int32 or numpy.int64"):
+                call(index_dtype=bad)
+        # Still usable, both dtypes.
+        assert call(index_dtype=np.int32)[-1].dtype == np.int32
+        assert call(index_dtype=np.int64)[-1].dtype == np.int64
+
+
 def test_ball_position_not_numeric(index):
     with pytest.raises(TypeError, match="must hold real numbers"):
         index.query_ball_point(["a", "b", "c"])
@@ -253,9 +272,9 @@ def test_core_checks_its_arguments():
         _core.Index(np.zeros((3, 5)), 1.0)
     core = _core.Index(np.zeros((3, 3)), 1.0)
     with pytest.raises(ValueError, match=r"query positions must have shape \(m, 3\)"):
-        core.cross(np.zeros((2, 2)), 1.0, False, False)
+        core.cross(np.zeros((2, 2)), 1.0, False, False, False)
     with pytest.raises(ValueError, match=r"query positions must have shape \(m, 3\)"):
-        core.cross_rows(np.zeros((2, 2)), 1.0, False, False)
+        core.cross_rows(np.zeros((2, 2)), 1.0, False, False, False)
     with pytest.raises(ValueError, match="2 radii for 3 query positions"):
         core.balls(np.zeros((3, 3)), np.ones(2), False)
     with pytest.raises(ValueError, match="out of order"):

@@ -108,6 +108,17 @@ def test_query_ball_point_matches_ckdtree(kind, dim, dtype):
         np.linalg.norm(positions[owner] - points[indices[entries]].astype(np.float64), axis=1),
     )
     assert np.isnan(distances[covered == 0]).all()
+    # int32 indices: the same rows, -1 between the rows of cross_rows.
+    offsets, indices = index.cross_lists(positions, sort=True, index_dtype=np.int32)
+    assert offsets.dtype == np.int64 and indices.dtype == np.int32
+    assert [indices[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+    start, count, indices = index.cross_rows(positions, sort=True, index_dtype=np.int32)
+    assert start.dtype == np.int64 and count.dtype == indices.dtype == np.int32
+    assert [indices[s : s + c].tolist() for s, c in zip(start, count)] == expected
+    covered = np.zeros(len(indices), dtype=np.int64)
+    for s, c in zip(start, count):
+        covered[s : s + c] += 1
+    assert (indices[covered == 0] == -1).all()
     # Leading axes are flattened; a smaller radius.
     start, count, indices = index.cross_rows(positions.reshape(2, -1, dim), r * 0.5, sort=True)
     assert [indices[s : s + c].tolist() for s, c in zip(start, count)] == oracle_np.balls(
@@ -217,6 +228,23 @@ def test_native_extras_match_oracle(kind, dim, dtype):
     assert sorted(map(sorted, [indices[s : s + c].tolist() for s, c in zip(start, count)])) == sorted(
         expected_lists
     )
+
+    # int32 indices (the library's arrays, no int64 copy): the same lists, rows and counts.
+    offsets, indices = index.neighbor_lists(sort=True, index_dtype=np.int32)
+    assert offsets.dtype == np.int64 and indices.dtype == np.int32
+    assert [indices[offsets[i] : offsets[i + 1]].tolist() for i in range(N)] == expected_lists
+    offsets, indices, distances = index.neighbor_lists(return_distances=True, index_dtype="int32")
+    rows = np.repeat(np.arange(N), np.diff(offsets))
+    np.testing.assert_allclose(
+        distances, np.linalg.norm(reference[rows] - reference[indices], axis=1), rtol=1e-12
+    )
+    start, count, indices = index.neighbor_rows(sort=True, index_dtype=np.int32)
+    assert start.dtype == np.int64 and count.dtype == indices.dtype == np.int32
+    assert [indices[start[i] : start[i] + count[i]].tolist() for i in range(N)] == expected_lists
+    covered = np.zeros(len(indices), dtype=np.int64)
+    for i in range(N):
+        covered[start[i] : start[i] + count[i]] += 1
+    assert covered.max(initial=0) <= 1 and (indices[covered == 0] == -1).all()
 
     pairs, dists = index.pairs_with_distances(sort=True)
     expected = oracle_np.pair_distances(points, r)
