@@ -3,8 +3,8 @@
 // per point in 3D (12 in 2D), plus 8 per non-empty cell (12 with slabs; the start and dense-array
 // entry of a cell: no per-cell coordinates), at most 40 per 64-cell tile with points (its record,
 // 24 bytes, and on sparse lattices the block table, 4 bytes a slot at load 1/4 to 1/2) and at most
-// 2 per point of occupancy bitmaps. The caller's points are borrowed, not copied, and the build's
-// work arrays are freed before the constructor returns.
+// 1 per point of occupancy bitmap (near_occupied). The caller's points are borrowed, not copied,
+// and the build's work arrays are freed before the constructor returns.
 #include <gtest/gtest.h>
 #include <malloc.h>
 
@@ -78,7 +78,7 @@ void check_index_memory(const datasets::Dataset& data) {
 
   const double per_point = 4.0 * Dim + 4.0;  // float coordinates relative to the lattice, an id
   const double tile_side = Dim == 3 ? 4.0 : 8.0;
-  const double bound = (per_point + 2.0) * n + 12.0 * cells_at_most<Dim>(data.xyz, data.radius) +
+  const double bound = (per_point + 1.0) * n + 12.0 * cells_at_most<Dim>(data.xyz, data.radius) +
                        40.0 * cells_at_most<Dim>(data.xyz, tile_side * data.radius) + 64.0 * 1024.0;
   std::printf("%s: %.2f bytes per point (bound %.2f)\n", where.c_str(), held / n, bound / n);
   EXPECT_GE(held, per_point * n) << where << ": " << held / n << " bytes per point";

@@ -312,7 +312,6 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   const std::size_t count = cells();
   tile_slots.clear();
   dense.clear();
-  occupied.clear();
   near_occupied.clear();
   table_mask = 0;
   if (grid.total_cells() <= static_cast<double>(size()) + 4096.0) {
@@ -346,7 +345,8 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
     }
     if (blocks <= budget) break;
   }
-  occupied.assign((static_cast<std::size_t>(blocks) + 63) / 64, 0);
+  // The blocks with points, dilated into near_occupied and then dropped (cell_list_layout.hpp).
+  std::vector<std::uint64_t> occupied((static_cast<std::size_t>(blocks) + 63) / 64, 0);
   const auto signed_count = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t c = 0; c < signed_count; ++c) {
@@ -363,7 +363,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   std::uint64_t near = 0;
   for (const std::uint64_t word : near_occupied)
     near += static_cast<std::uint64_t>(std::popcount(word));
-  if (static_cast<double>(near) > kNearShareKept * blocks) near_occupied.clear();
+  if (static_cast<double>(near) > kNearShareKept * blocks) near_occupied = {};
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T)                                       \

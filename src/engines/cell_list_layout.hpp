@@ -14,15 +14,14 @@
 //                  there (coord_of(), CellWalk): no per-cell coordinates are kept.
 //   block table    open addressing over the tiles, load <= 1/2: per slot, a tile index
 //                  (find(), for_each_cell_in_box()); a box of cells costs one probe per tile it
-//                  meets, not one per cell. Behind it
-//   occupied       a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis
-//                  (set when a cell of the block has points), so that most single lookups of
-//                  empty cells cost one bit test instead of a probe; or
-//   dense          a direct lattice -> cell array when the lattice has about a cell per point
-//                  (the bitmap is then built too, a bit per cell, for near_occupied), and
-//   near_occupied  the bitmap dilated by the stencil's reach, so that a query far from every
-//                  point costs one bit test instead of a stencil of lookups (kept only when at
-//                  most kNearShareKept of the lattice is near points)
+//                  meets, not one per cell; or
+//   dense          a direct lattice -> cell array when the lattice has about a cell per point, and
+//   near_occupied  a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis,
+//                  set when a block within the stencil's reach of it has points, so that a query
+//                  far from every point costs one bit test instead of a stencil of lookups (kept
+//                  only when at most kNearShareKept of the lattice is near points). The bitmap of
+//                  the blocks with points, which it dilates, is not kept: only find() would read
+//                  it, and find() serves the build's sampling, not the searches.
 //
 // Float frames: the lattice is cut into frames of 2^kFrameBits cells per axis, and a point's float
 // coordinates are relative to the origin of the frame holding its cell (frame_origin(), the same
@@ -37,7 +36,7 @@
 // coordinates shifted right, then by the rest: cell_list_layout.cpp), so cells that are close in
 // space are mostly close in memory, and the cells of a tile are consecutive. About 16 bytes per
 // point plus 4 per non-empty cell (8 with slabs), 24 per tile, the dense array or the block
-// table, and at most two bytes per point of bitmaps.
+// table, and at most a byte per point of bitmap.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell (and slab) keep their relative order, the few that changed are sorted
@@ -116,7 +115,7 @@ class CellListLayout {
   static constexpr std::uint32_t kNoCell = 0xFFFFFFFFu;
   static constexpr int kTileShift = spatialhash::detail::kTileShift<Dim>;
   static constexpr int kTileSide = 1 << kTileShift;
-  /// Budget of the occupancy bitmap (beyond a floor of 32 KiB): a byte per point.
+  /// Budget of near_occupied (beyond a floor of 32 KiB): a byte per point.
   static constexpr double kOccupancyBitsPerPoint = 8.0;
   /// near_occupied is dropped when more than this share of its blocks are near points.
   static constexpr double kNearShareKept = 0.875;
@@ -198,7 +197,6 @@ class CellListLayout {
       for (int k = Dim - 2; k >= 0; --k) linear = linear * dims[k] + c[k];
       return dense[static_cast<std::size_t>(linear)];
     }
-    if (!occupied_at(c)) return kNoCell;
     CellCoord u;
     for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
     const std::uint32_t t = probe_tile(tile_of(u));
@@ -257,13 +255,6 @@ class CellListLayout {
     std::uint64_t rest_ = 0;  ///< the current cell's bit and those of the tile's later cells
     CellCoord coord_{};
   };
-
-  /// Whether the bitmap's block of lattice cell `c` (on the lattice) has points (hash-table
-  /// lattices only).
-  template <class Coord>
-  bool occupied_at(const std::array<Coord, Dim>& c) const {
-    return bit_set(occupied, occupancy_bit(c));
-  }
 
   /// Whether some cell within the lattice's reach of lattice cell `c` (clamped onto the lattice:
   /// a position off it has no nearer lattice cells) may have points: false only where
@@ -421,14 +412,12 @@ class CellListLayout {
   /// The block table (lattices without the dense array): per slot, the index in `tiles` of the
   /// tile stored there (kNoCell: an empty slot). table_mask + 1 slots.
   std::vector<std::uint32_t> tile_slots;
-  /// Bit (x fastest) of each block of 2^occupied_shift cells per axis, set when one of its cells
-  /// has points; with the table, a clear bit spares the probe. The blocks are as small as
-  /// kOccupancyBitsPerPoint bits per point allow (a bit per cell with the dense array).
-  std::vector<std::uint64_t> occupied;
-  /// `occupied` dilated by the lattice's reach, rounded up to whole blocks (or empty: see
-  /// kNearShareKept): the bit of a block is set when a block within that many blocks of it along
-  /// every axis has points. Bits may also be set in excess next to the lattice's faces (the
-  /// dilation runs on the bitmap as one line and crosses the ends of its rows), never missing.
+  /// A bit (x fastest) per block of 2^occupied_shift cells per axis, set when a block within the
+  /// lattice's reach of it, rounded up to whole blocks, along every axis has points (or empty:
+  /// see kNearShareKept). The blocks are as small as kOccupancyBitsPerPoint bits per point allow
+  /// (a bit per cell with the dense array). Bits may also be set in excess next to the lattice's
+  /// faces (the dilation runs on the bitmap as one line and crosses the ends of its rows), never
+  /// missing.
   std::vector<std::uint64_t> near_occupied;
   int occupied_shift = 0;
   std::array<std::uint64_t, Dim> occupied_dims{};  ///< blocks along each axis

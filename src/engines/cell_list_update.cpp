@@ -291,7 +291,6 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     tile_slots.swap(next.tile_slots);
     dense.swap(next.dense);
     table_mask = next.table_mask;
-    occupied.swap(next.occupied);
     near_occupied.swap(next.near_occupied);
     occupied_shift = next.occupied_shift;
     occupied_dims = next.occupied_dims;
