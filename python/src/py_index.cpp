@@ -71,7 +71,6 @@ ListOptions list_options(double radius, bool sorted, bool with_distances) {
   return options;
 }
 
-/// (offsets, indices, distances or None) of CSR lists.
 /// Point indices or counts as NumPy: int32 over the library's memory (no copy) when `int32`,
 /// else an int64 copy.
 py::array index_array(ResultVector<index_t>&& values, bool int32, int threads) {
@@ -79,6 +78,7 @@ py::array index_array(ResultVector<index_t>&& values, bool int32, int threads) {
   return indices_to_numpy(values, threads);
 }
 
+/// (offsets, indices, distances or None) of CSR lists.
 py::tuple csr_to_numpy(NeighborLists&& lists, bool with_distances, int threads,
                        bool int32 = false) {
   auto indices = index_array(std::move(lists.indices), int32, threads);
@@ -86,6 +86,7 @@ py::tuple csr_to_numpy(NeighborLists&& lists, bool with_distances, int threads,
                         distances_or_none(std::move(lists.distances), with_distances));
 }
 
+/// (start, count, indices, distances or None) of rows where the search wrote them.
 py::tuple rows_to_numpy(NeighborRows&& rows, bool with_distances, int threads, bool int32) {
   auto indices = index_array(std::move(rows.indices), int32, threads);
   auto count = index_array(std::move(rows.count), int32, threads);
@@ -135,6 +136,7 @@ class PyIndex {
   double radius() const { return radius_; }
   std::string engine() const { return engine_; }
   int threads() const { return threads_; }
+  bool single_precision() const { return single_; }
 
   /// int32 indices hold point indices and counts below 2^31: refused for a larger index.
   void check_int32(bool int32) const {
@@ -143,7 +145,6 @@ class PyIndex {
                             std::to_string(size_) + " points: use int64");
     }
   }
-  bool single_precision() const { return single_; }
 
   py::tuple pairs(double radius, bool sorted, bool with_distances) const {
     if (!sorted && !with_distances) {
