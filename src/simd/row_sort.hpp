@@ -3,9 +3,10 @@
 // order before it. That is branch-free and, on the short rows neighbor lists have, faster than
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
-// docs/benchmarks.md). The vector kernels sort rows of up to 32 entries without distances with a
-// bitonic network instead, in two AVX-512 or four AVX2 registers (a row of 28: 64 -> 38 ns with
-// AVX-512, 84-96 -> 45 ns with AVX2; sorted W1 lists 109-113 -> 90-91 ms). A scalar version for
+// docs/benchmarks.md). The vector kernels sort rows without distances with a bitonic network
+// instead: up to 64 entries in two or four AVX-512 registers, up to 32 in four AVX2 ones (a row of
+// 28: 64 -> 38 ns with AVX-512, 84-96 -> 45 ns with AVX2; of 60: 181 -> 63 ns with AVX-512;
+// sorted W1 lists 109-113 -> 90-91 ms). A scalar version for
 // every machine, and AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 

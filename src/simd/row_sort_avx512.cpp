@@ -1,11 +1,12 @@
-// The AVX-512 row sort (see row_sort.hpp). Rows of at most 32 entries without distances (those
-// the collectors sort as they store them) go through a bitonic sorting network in two registers;
-// the others are sorted by rank, 16 entries' ranks at a time, each compared with every entry of
-// the row. This file alone is compiled with -mavx512f; best_row_sort() calls it only on
-// processors that report AVX-512F.
+// The AVX-512 row sort (see row_sort.hpp). Rows of at most 64 entries without distances (those
+// the collectors sort as they store them) go through a bitonic sorting network in two registers
+// (up to 32 entries) or four; the others are sorted by rank, 16 entries' ranks at a time, each
+// compared with every entry of the row. This file alone is compiled with -mavx512f; best_row_sort()
+// calls it only on processors that report AVX-512F.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "row_sort.hpp"
@@ -13,23 +14,31 @@
 namespace spatialhash::detail {
 namespace {
 
-/// The entries a network sorts: 32, lanes 0-15 in one register and 16-31 in the other.
-constexpr std::size_t kNetworkMax = 32;
+/// The most entries a network sorts: 64, lanes 16 r .. 16 r + 15 in register r (of 2 or 4).
+constexpr std::size_t kNetworkMax = 64;
 
-/// For the bitonic stage that compares lanes `distance` apart within runs of `run` lanes
-/// (ascending runs where (lane & run) == 0, descending where not), the lanes of register `half`
-/// (0: lanes 0-15, 1: lanes 16-31) that take the larger value of their pair: the upper lane of
-/// an ascending pair, the lower lane of a descending one.
-constexpr __mmask16 takes_max(int run, int distance, int half) {
+/// For the bitonic stage that compares lanes `distance` (< 16) apart within runs of `run` lanes
+/// (ascending runs where (lane & run) == 0, descending where not), the lanes of register `reg`
+/// that take the larger value of their pair: the upper lane of an ascending pair, the lower lane
+/// of a descending one.
+constexpr __mmask16 takes_max(int run, int distance, int reg) {
   unsigned mask = 0;
   for (int i = 0; i < 16; ++i) {
-    const int lane = i + 16 * half;
+    const int lane = i + 16 * reg;
     const bool upper = (lane & distance) != 0;
     const bool descending = (lane & run) != 0;
     if (upper != descending) mask |= 1u << i;
   }
   return static_cast<__mmask16>(mask);
 }
+
+/// takes_max() of every register, computed at compile time.
+template <int R, int Run, int Distance>
+constexpr std::array<__mmask16, R> kMaxLanes = [] {
+  std::array<__mmask16, R> masks{};
+  for (int reg = 0; reg < R; ++reg) masks[reg] = takes_max(Run, Distance, reg);
+  return masks;
+}();
 
 /// Every lane: the masked forms of the intrinsics below with all lanes set, which compile to the
 /// same instructions. GCC 12's unmasked forms pass _mm512_undefined_epi32() through, which its
@@ -54,49 +63,71 @@ __m512i exchange(__m512i x, __mmask16 max_lanes) {
   return _mm512_mask_blend_epi32(max_lanes, min_u32(x, partner), max_u32(x, partner));
 }
 
-/// The stages of runs of `Run` lanes within each register, distances Run / 2 down to 1.
-template <int Run, int Distance = Run / 2>
-void merge_within(__m512i& low, __m512i& high) {
-  low = exchange<Distance>(low, takes_max(Run, Distance, 0));
-  high = exchange<Distance>(high, takes_max(Run, Distance, 1));
-  if constexpr (Distance > 1) merge_within<Run, Distance / 2>(low, high);
+/// The row in R registers (a struct: std::array of a vector type drops its attributes).
+template <int R>
+struct Registers {
+  __m512i lanes[R];
+};
+
+/// The stages of runs of `Run` lanes, distances `Distance` down to 1: whole registers against each
+/// other for distances of 16 lanes or more, lanes within each register below.
+template <int R, int Run, int Distance = Run / 2>
+void merge(Registers<R>& registers) {
+  __m512i* r = registers.lanes;
+  if constexpr (Distance >= 16) {
+    constexpr int step = Distance / 16;  // registers apart
+    for (int a = 0; a < R; ++a) {
+      if ((a & step) != 0) continue;  // a holds the lower lanes of its pairs
+      const __m512i smaller = min_u32(r[a], r[a + step]);
+      const __m512i larger = max_u32(r[a], r[a + step]);
+      const bool descending = ((16 * a) & Run) != 0;
+      r[a] = descending ? larger : smaller;
+      r[a + step] = descending ? smaller : larger;
+    }
+  } else {
+    for (int a = 0; a < R; ++a) r[a] = exchange<Distance>(r[a], kMaxLanes<R, Run, Distance>[a]);
+  }
+  if constexpr (Distance > 1) merge<R, Run, Distance / 2>(registers);
 }
 
-/// Sorts ids[0 .. length) (length <= kNetworkMax, no distances) with the bitonic network, the
-/// lanes past the row filled with the largest index. Returns false, leaving the row unchanged,
+/// Sorts ids[0 .. length) (length <= 16 R, no distances) with the bitonic network in R registers,
+/// the lanes past the row filled with the largest index. Returns false, leaving the row unchanged,
 /// when it repeats an index (as the rank kernels do).
+template <int R>
 bool network_sort(index_t* ids, std::size_t length) {
-  const auto lanes = length >= kNetworkMax ? ~std::uint32_t{0} : (std::uint32_t{1} << length) - 1;
-  const auto low_lanes = static_cast<__mmask16>(lanes);
-  const auto high_lanes = static_cast<__mmask16>(lanes >> 16);
+  const std::uint64_t lanes = length >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << length) - 1;
   const __m512i filler = _mm512_set1_epi32(-1);
-  __m512i low = _mm512_mask_loadu_epi32(filler, low_lanes, ids);
-  __m512i high = _mm512_mask_loadu_epi32(filler, high_lanes, ids + 16);
-  merge_within<2>(low, high);
-  merge_within<4>(low, high);
-  merge_within<8>(low, high);
-  merge_within<16>(low, high);
-  // Runs of 32: the two registers against each other, then within each.
-  const __m512i smaller = min_u32(low, high);
-  high = max_u32(low, high);
-  low = smaller;
-  merge_within<32, 8>(low, high);
-  // Equal neighbours within the row: a repeated index.
-  const __mmask16 low_repeats =
-      _mm512_cmpeq_epi32_mask(low, _mm512_mask_alignr_epi32(low, kAll, high, low, 1));
-  const __mmask16 high_repeats =
-      _mm512_cmpeq_epi32_mask(high, _mm512_mask_alignr_epi32(high, kAll, low, high, 1));
-  const std::uint32_t repeats = std::uint32_t{low_repeats} | std::uint32_t{high_repeats} << 16;
+  Registers<R> r;
+  for (int a = 0; a < R; ++a) {
+    r.lanes[a] =
+        _mm512_mask_loadu_epi32(filler, static_cast<__mmask16>(lanes >> (16 * a)), ids + 16 * a);
+  }
+  merge<R, 2>(r);
+  merge<R, 4>(r);
+  merge<R, 8>(r);
+  merge<R, 16>(r);
+  merge<R, 32>(r);
+  if constexpr (R == 4) merge<R, 64>(r);
+  // Equal neighbours within the row: a repeated index. Lane i of the shifted register holds the
+  // entry after lane i (the last lane: the first of the next register).
+  std::uint64_t repeats = 0;
+  for (int a = 0; a < R; ++a) {
+    const __m512i next =
+        _mm512_mask_alignr_epi32(r.lanes[a], kAll, r.lanes[(a + 1) % R], r.lanes[a], 1);
+    repeats |= std::uint64_t{_mm512_cmpeq_epi32_mask(r.lanes[a], next)} << (16 * a);
+  }
   if ((repeats & (lanes >> 1)) != 0) return false;
-  _mm512_mask_storeu_epi32(ids, low_lanes, low);
-  _mm512_mask_storeu_epi32(ids + 16, high_lanes, high);
+  for (int a = 0; a < R; ++a) {
+    _mm512_mask_storeu_epi32(ids + 16 * a, static_cast<__mmask16>(lanes >> (16 * a)), r.lanes[a]);
+  }
   return true;
 }
 
 }  // namespace
 
 bool row_sort_avx512(index_t* ids, double* distances, std::size_t length) {
-  if (distances == nullptr && length <= kNetworkMax) return network_sort(ids, length);
+  if (distances == nullptr && length <= 32) return network_sort<2>(ids, length);
+  if (distances == nullptr && length <= kNetworkMax) return network_sort<4>(ids, length);
   // Room for the last vector's lanes past the row (read, never placed).
   alignas(64) index_t keys[kRankSortMax + 16] = {};
   alignas(64) unsigned ranks[kRankSortMax + 16];
