@@ -5,9 +5,12 @@
 #include "expect_error.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "for_each_dim_type.hpp"
 #include "oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
 
@@ -28,6 +31,34 @@ TEST_P(BadInput, NonFiniteCoordinatesNameTheFirstBadPoint) {
   std::vector<float> xy = {0, 0, 1, 1, std::numeric_limits<float>::infinity(), 0};
   expect_error([&] { Index<2, float>(std::span<const float>(xy), 1.0, {.engine = GetParam()}); },
                "point 2 has a non-finite x");
+}
+
+// The bounds pass reads packed points in blocks of lanes, and each thread its own share: a bad
+// value is found on any axis, anywhere (first block, middle, the tail after the last whole
+// block), packed or strided.
+TEST(BadInputBounds, NonFiniteFoundInEveryLaneAndTheTail) {
+  for_each_dim_type([]<int Dim, class T>() {
+    const std::size_t n = 101;
+    for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 1}}) {
+      for (std::size_t bad : {std::size_t{0}, std::size_t{17}, std::size_t{50}, n - 1}) {
+        for (int k = 0; k < Dim; ++k) {
+          for (T value : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                          -std::numeric_limits<T>::infinity()}) {
+            std::vector<T> data(n * stride);
+            for (std::size_t j = 0; j < data.size(); ++j) data[j] = static_cast<T>(j % 7);
+            data[bad * stride + static_cast<std::size_t>(k)] = value;
+            const std::string axis = k == 0 ? "x" : (k == 1 ? "y" : "z");
+            expect_error(
+                [&] {
+                  Index<Dim, T>(spatialhash::PointsView<Dim, T>(data.data(), n, stride), 1.0,
+                                {.threads = 2});
+                },
+                "point " + std::to_string(bad) + " has a non-finite " + axis);
+          }
+        }
+      }
+    }
+  });
 }
 
 TEST_P(BadInput, BadRadius) {

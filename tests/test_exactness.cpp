@@ -7,10 +7,13 @@
 #include <cmath>
 #include <random>
 
+#include "../src/engine_base.hpp"
 #include "../src/float_band.hpp"
 #include "../src/simd/block_filter.hpp"
 #include "check_against_oracle.hpp"
 #include "engine_cases.hpp"
+#include "for_each_dim_type.hpp"
+#include "rows_of.hpp"
 
 namespace {
 
@@ -220,6 +223,71 @@ void check_filter(spatialhash::detail::BlockFilterFn<Dim> filter, std::uint64_t 
       }
     }
   }
+}
+
+// The bounding box decides the lattice: a point outside it would fall off the lattice. The bounds
+// pass reads packed points in blocks of lanes, one share per thread; an extreme point on either
+// side of any axis, in the first block, the middle or the tail after the last whole block, packed
+// or strided, must still find its neighbor (lists against the oracle).
+TEST(Bounds, ExtremePointsInEveryLaneAndTheTail) {
+  for_each_dim_type([]<int Dim, class T>() {
+    const std::size_t n = 101;
+    const double r = 0.7;
+    std::mt19937_64 g(29);
+    std::uniform_real_distribution<double> u(0.0, 4.0);
+    for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 2}}) {
+      for (int threads : {1, 2}) {
+        for (std::size_t at : {std::size_t{0}, std::size_t{23}, std::size_t{50}, n - 1}) {
+          for (int k = 0; k < Dim; ++k) {
+            for (double side : {-40.0, 40.0}) {
+              std::vector<T> data(n * stride, T{0});
+              std::vector<double> xyz(n * Dim);
+              for (std::size_t i = 0; i < n; ++i) {
+                for (int a = 0; a < Dim; ++a) {
+                  data[i * stride + static_cast<std::size_t>(a)] = static_cast<T>(u(g));
+                }
+              }
+              // The extreme point and a neighbor of it, 0.5 inward along axis k.
+              const std::size_t partner = (at + 1) % n;
+              data[at * stride + static_cast<std::size_t>(k)] = static_cast<T>(side);
+              for (int a = 0; a < Dim; ++a) {
+                data[partner * stride + static_cast<std::size_t>(a)] =
+                    data[at * stride + static_cast<std::size_t>(a)];
+              }
+              data[partner * stride + static_cast<std::size_t>(k)] =
+                  static_cast<T>(side - std::copysign(0.5, side));
+              for (std::size_t i = 0; i < n; ++i) {
+                for (int a = 0; a < Dim; ++a) {
+                  xyz[i * Dim + static_cast<std::size_t>(a)] =
+                      static_cast<double>(data[i * stride + static_cast<std::size_t>(a)]);
+                }
+              }
+              SCOPED_TRACE("dim " + std::to_string(Dim) + " stride " + std::to_string(stride) +
+                           " threads " + std::to_string(threads) + " point " + std::to_string(at) +
+                           " axis " + std::to_string(k) + " side " + std::to_string(side));
+              // The box itself, against min and max in double.
+              const auto box = spatialhash::detail::point_bounds(
+                  spatialhash::PointsView<Dim, T>(data.data(), n, stride), threads);
+              for (int a = 0; a < Dim; ++a) {
+                double lo = xyz[static_cast<std::size_t>(a)], hi = lo;
+                for (std::size_t i = 0; i < n; ++i) {
+                  lo = std::min(lo, xyz[i * Dim + static_cast<std::size_t>(a)]);
+                  hi = std::max(hi, xyz[i * Dim + static_cast<std::size_t>(a)]);
+                }
+                ASSERT_EQ(box.lower[static_cast<std::size_t>(a)], lo) << "axis " << a;
+                ASSERT_EQ(box.upper[static_cast<std::size_t>(a)], hi) << "axis " << a;
+              }
+              const spatialhash::Index<Dim, T> index(
+                  spatialhash::PointsView<Dim, T>(data.data(), n, stride), r, {.threads = threads});
+              const auto rows = rows_of(index.neighbor_lists({.sorted = true}));
+              ASSERT_EQ(rows, oracle::lists<Dim>(xyz, r));
+              ASSERT_FALSE(rows[at].empty());
+            }
+          }
+        }
+      }
+    }
+  });
 }
 
 TEST(BlockFilter, ScalarNeverMisclassifies) {
