@@ -36,7 +36,7 @@ class Index:
     @property
     def single_precision(self) -> bool: ...
     def pairs(
-        self, radius: float, sorted: bool, with_distances: bool
+        self, radius: float, sorted: bool, with_distances: bool, int32: bool
     ) -> Tuple[np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_lists(
         self, radius: float, sorted: bool, with_distances: bool, low_memory: bool, int32: bool

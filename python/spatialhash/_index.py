@@ -160,21 +160,26 @@ class Index:
         p: float = 2.0,
         eps: float = 0.0,
         output_type: str = "ndarray",
+        *,
+        index_dtype: Any = np.int64,
     ) -> Union[IntArray, Set[Tuple[int, int]]]:
         """All pairs of points within distance r (default: the index radius), each once.
 
         Like ``scipy.spatial.cKDTree.query_pairs`` (same arguments; only p=2 is supported and
         eps is accepted but results are always exact). Note the default output_type here is
-        ``'ndarray'``.
+        ``'ndarray'``. ``index_dtype=np.int32`` returns the array as int32: the library's own
+        pairs, handed over without an int64 copy (half the memory; ValueError for an index of
+        2^31 points or more). A set holds Python ints either way.
 
         Returns
         -------
-        ndarray of shape (m, 2), int64, ``i < j`` in every row, rows in no particular order;
-        or, for ``output_type='set'``, a set of ``(i, j)`` tuples.
+        ndarray of shape (m, 2), int64 (or int32), ``i < j`` in every row, rows in no particular
+        order; or, for ``output_type='set'``, a set of ``(i, j)`` tuples.
         """
         check_minkowski(p, eps)
         check_choice(output_type, "output_type", ("ndarray", "set"))
-        pairs, _ = self._core.pairs(as_radius(r, self.radius), False, False)
+        int32 = as_index_int32(index_dtype) and output_type == "ndarray"
+        pairs, _ = self._core.pairs(as_radius(r, self.radius), False, False, int32)
         if output_type == "set":
             return _core.pairs_to_set(pairs)
         return pairs
@@ -421,12 +426,13 @@ class Index:
         return self._core.neighbor_counts(as_radius(r, self.radius))
 
     def pairs_with_distances(
-        self, r: Optional[float] = None, *, sort: bool = False
+        self, r: Optional[float] = None, *, sort: bool = False, index_dtype: Any = np.int64
     ) -> Tuple[IntArray, FloatArray]:
         """``(pairs, distances)``: the pairs of :meth:`query_pairs` ((m, 2) int64, i < j) and
         their Euclidean distances (float64, shape (m,)). ``sort=True`` orders the pairs
-        lexicographically."""
-        pairs, distances = self._core.pairs(as_radius(r, self.radius), bool(sort), True)
+        lexicographically; ``index_dtype`` as for :meth:`query_pairs`."""
+        int32 = as_index_int32(index_dtype)
+        pairs, distances = self._core.pairs(as_radius(r, self.radius), bool(sort), True, int32)
         return pairs, distances
 
     def update(self, points: Any) -> None:

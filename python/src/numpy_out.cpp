@@ -4,6 +4,7 @@
 #include "../../src/growable_buffer.hpp"  // sized_for_overwrite: the library's huge-page sizing
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -23,8 +24,9 @@ constexpr std::int64_t kParallelThreshold = 1 << 16;
 /// With `columns` > 1, the array has shape (size / columns, columns).
 template <class Out, class In>
 py::array_t<Out> adopt(ResultVector<In>&& values, py::ssize_t columns = 1) {
-  static_assert(sizeof(Out) == sizeof(In), "adopt() reinterprets elements of the same size");
-  const auto rows = static_cast<py::ssize_t>(values.size()) / columns;
+  static_assert(sizeof(In) % sizeof(Out) == 0, "adopt() reads each element as whole Outs");
+  constexpr auto kPerElement = static_cast<py::ssize_t>(sizeof(In) / sizeof(Out));
+  const auto rows = static_cast<py::ssize_t>(values.size()) * kPerElement / columns;
   std::vector<py::ssize_t> shape{rows};
   if (columns > 1) shape.push_back(columns);
   if (values.empty()) return py::array_t<Out>(shape);
@@ -101,6 +103,12 @@ void Int64PairOutput::allocate(std::size_t count) {
 
 py::array_t<std::int64_t> Int64PairOutput::to_numpy() && {
   return adopt<std::int64_t>(std::move(values_), 2);
+}
+
+py::array_t<std::int32_t> pairs_to_numpy_int32(ResultVector<Pair>&& pairs) {
+  static_assert(sizeof(Pair) == 2 * sizeof(std::int32_t) && offsetof(Pair, second) == 4,
+                "a Pair reads as two int32");
+  return adopt<std::int32_t>(std::move(pairs), 2);
 }
 
 py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads) {

@@ -19,6 +19,10 @@ namespace py = pybind11;
 /// (m, 2) int64 array, one pair per row, first < second.
 py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads);
 
+/// (m, 2) int32 view of pairs, taking over the vector's memory (no copy). Only for indices below
+/// 2^31 (the caller checks).
+py::array_t<std::int32_t> pairs_to_numpy_int32(ResultVector<Pair>&& pairs);
+
 /// PairOutput straight into the memory of an (m, 2) int64 array, one pair per row: no PairList
 /// in between. Filled without the GIL; to_numpy() (with the GIL) hands the memory to NumPy.
 class Int64PairOutput final : public PairOutput {

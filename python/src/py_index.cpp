@@ -146,8 +146,9 @@ class PyIndex {
     }
   }
 
-  py::tuple pairs(double radius, bool sorted, bool with_distances) const {
-    if (!sorted && !with_distances) {
+  py::tuple pairs(double radius, bool sorted, bool with_distances, bool int32) const {
+    check_int32(int32);
+    if (!sorted && !with_distances && !int32) {
       // The common case (query_pairs): written straight into the array's memory.
       Int64PairOutput out;
       search([&](const AnyIndex& index) { index.pairs(out, radius); });
@@ -156,7 +157,9 @@ class PyIndex {
     PairList list = search([&](const AnyIndex& index) {
       return index.pairs(list_options(radius, sorted, with_distances));
     });
-    auto pairs = pairs_to_numpy(list.pairs, threads());
+    // int32: the library's own array (a Pair is two 32-bit indices), no int64 copy.
+    py::array pairs = int32 ? py::array(pairs_to_numpy_int32(std::move(list.pairs)))
+                            : py::array(pairs_to_numpy(list.pairs, threads()));
     return py::make_tuple(pairs, distances_or_none(std::move(list.distances), with_distances));
   }
 
@@ -287,7 +290,8 @@ void bind_index(py::module_& module) {
       .def_property_readonly("threads", &PyIndex::threads)
       .def_property_readonly("single_precision", &PyIndex::single_precision)
       .def("pairs", &PyIndex::pairs, py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"), "(pairs (m, 2) int64, distances float64 or None)")
+           py::arg("with_distances"), py::arg("int32"),
+           "(pairs (m, 2) int64 or int32, distances float64 or None)")
       .def("neighbor_lists", &PyIndex::neighbor_lists, py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), py::arg("low_memory"), py::arg("int32"),
            "(offsets int64, indices int64 or int32, distances or None)")

@@ -185,6 +185,8 @@ def test_index_dtype_must_be_int32_or_int64(index):
         lambda **kw: index.neighbor_rows(**kw),
         lambda **kw: index.cross_lists(POINTS[:3], **kw),
         lambda **kw: index.cross_rows(POINTS[:3], **kw),
+        lambda **kw: (index.query_pairs(**kw),),
+        lambda **kw: index.pairs_with_distances(**kw)[:1],
     )
     for call in calls:
         for bad in (np.float32, np.uint32, np.int16, "float64"):

@@ -27,8 +27,8 @@ def make_case(kind, dim, dtype, seed=0):
     return points, r
 
 
-def as_pair_set(array):
-    assert array.ndim == 2 and array.shape[1] == 2 and array.dtype == np.int64
+def as_pair_set(array, dtype=np.int64):
+    assert array.ndim == 2 and array.shape[1] == 2 and array.dtype == dtype
     assert np.all(array[:, 0] < array[:, 1])
     result = set(map(tuple, array.tolist()))
     assert len(result) == len(array), "a pair was reported twice"
@@ -44,6 +44,9 @@ def test_query_pairs_matches_ckdtree(kind, dim, dtype):
     assert as_pair_set(index.query_pairs()) == expected
     assert index.query_pairs(output_type="set") == expected
     assert expected == oracle_np.pairs(points, r)
+    # int32 (the library's own pairs, no int64 copy): the same pairs; a set is the same set.
+    assert as_pair_set(index.query_pairs(index_dtype=np.int32), np.int32) == expected
+    assert index.query_pairs(output_type="set", index_dtype=np.int32) == expected
 
 
 @pytest.mark.parametrize("kind,dim,dtype", CASES)
@@ -249,6 +252,10 @@ def test_native_extras_match_oracle(kind, dim, dtype):
     pairs, dists = index.pairs_with_distances(sort=True)
     expected = oracle_np.pair_distances(points, r)
     assert pairs.tolist() == sorted(map(list, expected))
+    np.testing.assert_allclose(dists, [expected[tuple(p)] for p in pairs.tolist()], rtol=1e-15)
+    pairs, dists = index.pairs_with_distances(index_dtype=np.int32)
+    assert pairs.dtype == np.int32 and pairs.shape == (len(expected), 2)
+    assert sorted(map(list, pairs.tolist())) == sorted(map(list, expected))
     np.testing.assert_allclose(dists, [expected[tuple(p)] for p in pairs.tolist()], rtol=1e-15)
 
 
