@@ -1,5 +1,9 @@
 // The build's radix sort (src/radix_sort.hpp), both forms, against std::stable_sort: key widths
 // from 1 to 63 bits (one to six passes), empty and one-element inputs, one and two threads.
+// Packed records of two digits or more from 65536 on sort top digit first: 100003 records of
+// random keys make buckets of a few dozen (insertion) and of thousands (passes in the bucket, one
+// or two of them), and keys of half their width one bucket of half the records; 5003 records
+// take the LSD passes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,7 +29,7 @@ std::vector<std::uint64_t> random_keys(std::size_t n, int bits, std::uint64_t se
 
 TEST(RadixSort, PairsMatchAStableSort) {
   for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{100003}}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
       for (int bits : {1, 9, 18, 21, 33, 40, 63}) {
         SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
         const auto input = random_keys(n, bits, 7 + n + static_cast<std::uint64_t>(bits));
@@ -49,8 +53,8 @@ TEST(RadixSort, PairsMatchAStableSort) {
 
 TEST(RadixSort, PackedRecordsMatchAStableSort) {
   for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{100003}}) {
-      for (int bits : {1, 9, 18, 21, 27, 32}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
+      for (int bits : {1, 9, 12, 18, 21, 27, 32}) {
         SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
         const auto input = random_keys(n, bits, 11 + n + static_cast<std::uint64_t>(bits));
         ResultVector<std::uint64_t> records(n), scratch;
