@@ -1,9 +1,8 @@
 // The build's radix sort (src/radix_sort.hpp), both forms, against std::stable_sort: key widths
 // from 1 to 63 bits (one to six passes), empty and one-element inputs, one and two threads.
-// Packed records of two digits or more from 65536 on sort top digit first: 100003 records of
-// random keys make buckets of a few dozen (insertion) and of thousands (passes in the bucket, one
-// or two of them), and keys of half their width one bucket of half the records; 5003 records
-// take the LSD passes.
+// Packed records sort top digit first where that pays (from 65536 records with two digits or
+// more, top_digit_first_pays: here 100003 records of 12 bits) and LSD otherwise; the
+// top-digit-first sort is also tested on its own.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,6 +59,32 @@ TEST(RadixSort, PackedRecordsMatchAStableSort) {
         ResultVector<std::uint64_t> records(n), scratch;
         for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
         spatialhash::detail::radix_sort_packed(records, bits, threads, scratch);
+        std::vector<std::uint32_t> expected(n);
+        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
+        std::stable_sort(expected.begin(), expected.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return input[a] < input[b]; });
+        for (std::size_t s = 0; s < n; ++s) {
+          ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
+        }
+      }
+    }
+  }
+}
+
+// The top-digit-first sort itself, whatever radix_sort_packed would choose for these sizes
+// (top_digit_first_pays): random keys make buckets of a few dozen records (insertion) or of
+// hundreds (passes in the bucket, one or two of them, then copied back), keys of half their width
+// one bucket of half the records, and 9 bits or fewer a top digit with nothing below it.
+TEST(RadixSort, TopDigitFirstMatchesAStableSort) {
+  for (int threads : {1, 2}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
+      for (int bits : {2, 9, 12, 18, 21, 27, 32}) {
+        SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
+        const auto input = random_keys(n, bits, 13 + n + static_cast<std::uint64_t>(bits));
+        ResultVector<std::uint64_t> records(n), scratch(n);
+        for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
+        spatialhash::detail::radix_detail::sort_top_digit_first(records.data(), scratch.data(), n,
+                                                                32, bits, threads);
         std::vector<std::uint32_t> expected(n);
         for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
         std::stable_sort(expected.begin(), expected.end(),
