@@ -87,19 +87,33 @@ GridGeometry<Dim> GridGeometry<Dim>::make(const std::array<double, Dim>& lower,
 
 namespace {
 
-/// The bounds of some points, and whether all their coordinates are finite.
+/// The bounds of some points, and whether all their coordinates are finite; of no points, an
+/// empty box (lo = +inf, hi = -inf) that add() grows.
 template <int Dim>
 struct Partial {
-  std::array<double, Dim> lo, hi;
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::array<double, Dim> lo = filled(kInf), hi = filled(-kInf);
   bool finite = true;
+
+  static constexpr std::array<double, Dim> filled(double value) {
+    std::array<double, Dim> values{};
+    values.fill(value);
+    return values;
+  }
+  /// Takes in the bounds of some other points.
+  void add(const Partial& other) {
+    finite = finite && other.finite;
+    for (int k = 0; k < Dim; ++k) {
+      lo[k] = std::min(lo[k], other.lo[k]);
+      hi[k] = std::max(hi[k], other.hi[k]);
+    }
+  }
 };
 
 /// The bounds of points [first, last) of any stride, point by point.
 template <int Dim, class T>
 Partial<Dim> strided_bounds(PointsView<Dim, T> points, std::size_t first, std::size_t last) {
   Partial<Dim> bounds;
-  bounds.lo.fill(std::numeric_limits<double>::infinity());
-  bounds.hi.fill(-std::numeric_limits<double>::infinity());
   for (std::size_t i = first; i < last; ++i) {
     for (int k = 0; k < Dim; ++k) {
       const double x = points.coord(i, k);
@@ -135,8 +149,6 @@ Partial<Dim> packed_bounds(const T* values, std::size_t count) {
   }
   for (std::size_t j = 0; at + j < total; ++j) take(j, values[at + j]);
   Partial<Dim> bounds;
-  bounds.lo.fill(std::numeric_limits<double>::infinity());
-  bounds.hi.fill(-std::numeric_limits<double>::infinity());
   for (std::size_t j = 0; j < kBlock; ++j) {
     const std::size_t k = j % Dim;
     bounds.lo[k] = std::min(bounds.lo[k], static_cast<double>(lo[j]));
@@ -164,12 +176,6 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
   // Bounding box in parallel; a non-finite value is located afterwards by a sequential scan so the
   // message names the first bad point.
   const int workers = checked_threads(threads);
-  std::array<double, Dim> lower{}, upper{};
-  for (int k = 0; k < Dim; ++k) {
-    lower[k] = std::numeric_limits<double>::infinity();
-    upper[k] = -std::numeric_limits<double>::infinity();
-  }
-  // One slot per thread, combined afterwards: no locks.
   // One share of the points per thread, bounded in locals and stored once (the slots share cache
   // lines), then combined: no locks.
   const auto shares = static_cast<std::size_t>(workers);
@@ -182,15 +188,9 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
                          ? packed_bounds<Dim>(points.data + first * Dim, last - first)
                          : strided_bounds(points, first, last);
   }
-  bool all_finite = true;
-  for (const Partial<Dim>& p : partial) {
-    all_finite = all_finite && p.finite;
-    for (int k = 0; k < Dim; ++k) {
-      lower[k] = std::min(lower[k], p.lo[k]);
-      upper[k] = std::max(upper[k], p.hi[k]);
-    }
-  }
-  if (!all_finite) {
+  Partial<Dim> all;
+  for (const Partial<Dim>& p : partial) all.add(p);
+  if (!all.finite) {
     for (std::size_t i = 0; i < points.count; ++i) {
       for (int k = 0; k < Dim; ++k) {
         const double x = points.coord(i, k);
@@ -201,8 +201,8 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
       }
     }
   }
-  if (points.count == 0) lower = upper = std::array<double, Dim>{};
-  return {lower, upper, workers};
+  if (points.count == 0) all.lo = all.hi = std::array<double, Dim>{};
+  return {all.lo, all.hi, workers};
 }
 
 template <int Dim, class T>

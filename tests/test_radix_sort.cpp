@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -26,6 +27,37 @@ std::vector<std::uint64_t> random_keys(std::size_t n, int bits, std::uint64_t se
   return keys;
 }
 
+/// The stable order of `keys`: the index of the record at each sorted position.
+std::vector<std::uint32_t> stable_order(const std::vector<std::uint64_t>& keys) {
+  std::vector<std::uint32_t> order(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+  return order;
+}
+
+/// Packed records (key << 32 | index) of random keys sorted by sort(records, scratch, bits,
+/// threads), against a stable sort, for each of `widths`, on 0 to 100003 records and 1 and 2
+/// threads.
+template <class Sort>
+void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, Sort sort) {
+  for (int threads : {1, 2}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
+      for (int bits : widths) {
+        SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
+        const auto input = random_keys(n, bits, seed + n + static_cast<std::uint64_t>(bits));
+        ResultVector<std::uint64_t> records(n), scratch;
+        for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
+        sort(records, scratch, bits, threads);
+        const std::vector<std::uint32_t> expected = stable_order(input);
+        for (std::size_t s = 0; s < n; ++s) {
+          ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
+        }
+      }
+    }
+  }
+}
+
 TEST(RadixSort, PairsMatchAStableSort) {
   for (int threads : {1, 2}) {
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
@@ -37,10 +69,7 @@ TEST(RadixSort, PairsMatchAStableSort) {
         for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<std::uint32_t>(i);
         spatialhash::detail::radix_sort_pairs(keys, values, bits, threads, scratch_keys,
                                               scratch_values);
-        std::vector<std::uint32_t> expected(n);
-        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
-        std::stable_sort(expected.begin(), expected.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return input[a] < input[b]; });
+        const std::vector<std::uint32_t> expected = stable_order(input);
         for (std::size_t s = 0; s < n; ++s) {
           ASSERT_EQ(values[s], expected[s]) << "position " << s;
           ASSERT_EQ(keys[s], input[expected[s]]) << "position " << s;
@@ -51,24 +80,10 @@ TEST(RadixSort, PairsMatchAStableSort) {
 }
 
 TEST(RadixSort, PackedRecordsMatchAStableSort) {
-  for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
-      for (int bits : {1, 9, 12, 18, 21, 27, 32}) {
-        SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
-        const auto input = random_keys(n, bits, 11 + n + static_cast<std::uint64_t>(bits));
-        ResultVector<std::uint64_t> records(n), scratch;
-        for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
-        spatialhash::detail::radix_sort_packed(records, bits, threads, scratch);
-        std::vector<std::uint32_t> expected(n);
-        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
-        std::stable_sort(expected.begin(), expected.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return input[a] < input[b]; });
-        for (std::size_t s = 0; s < n; ++s) {
-          ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
-        }
-      }
-    }
-  }
+  check_packed_sort({1, 9, 12, 18, 21, 27, 32}, 11,
+                    [](auto& records, auto& scratch, int bits, int threads) {
+                      spatialhash::detail::radix_sort_packed(records, bits, threads, scratch);
+                    });
 }
 
 // The top-digit-first sort itself, whatever radix_sort_packed would choose for these sizes
@@ -76,25 +91,12 @@ TEST(RadixSort, PackedRecordsMatchAStableSort) {
 // hundreds (passes in the bucket, one or two of them, then copied back), keys of half their width
 // one bucket of half the records, and 9 bits or fewer a top digit with nothing below it.
 TEST(RadixSort, TopDigitFirstMatchesAStableSort) {
-  for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
-      for (int bits : {2, 9, 12, 18, 21, 27, 32}) {
-        SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
-        const auto input = random_keys(n, bits, 13 + n + static_cast<std::uint64_t>(bits));
-        ResultVector<std::uint64_t> records(n), scratch(n);
-        for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
-        spatialhash::detail::radix_detail::sort_top_digit_first(records.data(), scratch.data(), n,
-                                                                32, bits, threads);
-        std::vector<std::uint32_t> expected(n);
-        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
-        std::stable_sort(expected.begin(), expected.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return input[a] < input[b]; });
-        for (std::size_t s = 0; s < n; ++s) {
-          ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
-        }
-      }
-    }
-  }
+  check_packed_sort({2, 9, 12, 18, 21, 27, 32}, 13,
+                    [](auto& records, auto& scratch, int bits, int threads) {
+                      scratch.resize(records.size());
+                      spatialhash::detail::radix_detail::sort_top_digit_first(
+                          records.data(), scratch.data(), records.size(), 32, bits, threads);
+                    });
 }
 
 }  // namespace
