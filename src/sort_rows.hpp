@@ -16,9 +16,10 @@ namespace spatialhash::detail {
 
 /// Sorts each of `rows` rows by neighbor index, carrying distances along: row i is the
 /// row_length(i) entries of `indices` (and of `distances` unless it is empty) from row_begin(i).
-/// Rows up to kRankSortMax entries go to the best row sort kernel (simd/row_sort.hpp), longer
-/// ones, and any with a repeated index, to std::sort. (cell_list sorts its rows as it stores
-/// them instead: EngineBase::sorts_rows.)
+/// Rows without distances go to sort_row (simd/row_sort.hpp); rows with distances of up to
+/// kRankSortMax entries to the best row sort kernel, longer ones, and any with a repeated index,
+/// to std::sort of (index, distance) pairs. (cell_list sorts its rows as it stores them instead:
+/// EngineBase::sorts_rows.)
 template <class RowBegin, class RowLength>
 void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index_t* all_indices,
                double* all_distances, int threads) {

@@ -316,4 +316,49 @@ TEST(RowSortKernels, EveryLevelMatchesStdSort) {
   }
 }
 
+// sort_row (simd/row_sort.hpp) with each kernel this processor runs, against std::sort: rows
+// around and past every boundary of its three ways (whole rows up to kRankSortMax, runs merged up
+// to kMergeSortMax, std::sort beyond), indices over the whole uint32 range and close together,
+// and rows that repeat an index (still sorted, repeats kept) within a run or across two.
+TEST(RowSortKernels, SortRowMatchesStdSortOnLongRows) {
+  using spatialhash::index_t;
+  using spatialhash::Simd;
+  using spatialhash::detail::kMergeSortMax;
+  using spatialhash::detail::kRankSortMax;
+  std::mt19937_64 g(12);
+  std::vector<std::size_t> lengths;
+  for (std::size_t length = kRankSortMax - 2; length <= 4 * kRankSortMax + 2; ++length) {
+    lengths.push_back(length);
+  }
+  for (std::size_t length :
+       {std::size_t{300}, std::size_t{511}, std::size_t{777}, kMergeSortMax - 1, kMergeSortMax,
+        kMergeSortMax + 1, std::size_t{3000}}) {
+    lengths.push_back(length);
+  }
+  for (const Simd level : {Simd::scalar, Simd::avx2, Simd::avx512}) {
+    if (!spatialhash::simd_available(level)) continue;
+    SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)));
+    const spatialhash::detail::RowSortFn kernel = spatialhash::detail::best_row_sort(level);
+    for (const std::size_t length : lengths) {
+      for (int kind = 0; kind < 4; ++kind) {
+        // kind 0: spread out, 1: close together, 2: a repeat within the first run, 3: a repeat
+        // across runs (the first entry again at the end).
+        std::vector<index_t> ids;
+        std::set<index_t> used;
+        std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFFu);
+        while (ids.size() < length) {
+          const index_t j = kind == 1 ? id(g) % (3 * length) : id(g);
+          if (used.insert(j).second) ids.push_back(j);
+        }
+        if (kind == 2) ids[1] = ids[0];
+        if (kind == 3) ids.back() = ids[0];
+        std::vector<index_t> want = ids;
+        std::sort(want.begin(), want.end());
+        spatialhash::detail::sort_row(kernel, ids.data(), length);
+        ASSERT_EQ(ids, want) << "length " << length << " kind " << kind;
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 namespace spatialhash::detail {
 
@@ -20,8 +21,57 @@ bool row_sort_scalar(index_t* ids, double* distances, std::size_t length) {
   return place_by_rank(keys.data(), distance_copy.data(), ranks.data(), length, ids, distances);
 }
 
+namespace {
+
+/// Merges the sorted ranges a[0 .. na) and b[0 .. nb) into out[0 .. na + nb) without a branch on
+/// the data: the rows are random indices, so a branch per entry would mispredict half the time.
+/// (Two chains at once, one from the fronts and one from the backs, were slower: their bounds
+/// checks cost more than the overlap gained.)
+void merge_branch_free(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
+                       index_t* out) {
+  const index_t* const a_end = a + na;
+  const index_t* const b_end = b + nb;
+  while (a != a_end && b != b_end) {
+    const index_t x = *a, y = *b;
+    const bool take_b = y < x;
+    *out++ = take_b ? y : x;
+    a += take_b ? 0 : 1;
+    b += take_b ? 1 : 0;
+  }
+  out = std::copy(a, a_end, out);
+  std::copy(b, b_end, out);
+}
+
+/// Sorts a row of kRankSortMax < length <= kMergeSortMax entries: runs of kRankSortMax sorted by
+/// `kernel`, then merged pairwise, back and forth between the row and a buffer on the stack.
+/// Returns false, the row permuted, when the kernel refuses a run (a repeated index).
+bool sort_by_runs(RowSortFn kernel, index_t* ids, std::size_t length) {
+  for (std::size_t start = 0; start < length; start += kRankSortMax) {
+    if (!kernel(ids + start, nullptr, std::min(kRankSortMax, length - start))) return false;
+  }
+  index_t buffer[kMergeSortMax];  // every entry written before it is read
+  index_t* from = ids;
+  index_t* to = buffer;
+  for (std::size_t run = kRankSortMax; run < length; run *= 2) {
+    for (std::size_t start = 0; start < length; start += 2 * run) {
+      const std::size_t middle = std::min(start + run, length);
+      const std::size_t end = std::min(start + 2 * run, length);
+      merge_branch_free(from + start, middle - start, from + middle, end - middle, to + start);
+    }
+    std::swap(from, to);
+  }
+  if (from != ids) std::copy(from, from + length, ids);
+  return true;
+}
+
+}  // namespace
+
 void sort_row(RowSortFn kernel, index_t* ids, std::size_t length) {
-  if (length <= kRankSortMax && kernel(ids, nullptr, length)) return;
+  if (length <= kRankSortMax) {
+    if (kernel(ids, nullptr, length)) return;
+  } else if (length <= kMergeSortMax) {
+    if (sort_by_runs(kernel, ids, length)) return;
+  }
   std::sort(ids, ids + length);
 }
 

@@ -4,10 +4,10 @@
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
 // docs/benchmarks.md). The vector kernels sort rows without distances with a bitonic network
-// instead: up to 64 entries in two or four AVX-512 registers, up to 32 in four AVX2 ones (a row of
-// 28: 64 -> 38 ns with AVX-512, 84-96 -> 45 ns with AVX2; of 60: 181 -> 63 ns with AVX-512;
-// sorted W1 lists 109-113 -> 90-91 ms). A scalar version for
-// every machine, and AVX2 and AVX-512 ones chosen at run time.
+// instead: up to 64 entries in two or four AVX-512 registers, or in four or eight AVX2 ones (a row
+// of 28: 64 -> 38 ns with AVX-512, 84-96 -> 45 ns with AVX2; of 60: 181 -> 63 ns with AVX-512,
+// 457-508 -> 165-176 ns with AVX2 on a Zen 3; sorted W1 lists 109-113 -> 90-91 ms). A scalar
+// version for every machine, and AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 
 #include <cstddef>
@@ -33,9 +33,14 @@ bool row_sort_avx512(index_t* ids, double* distances, std::size_t length);
 /// The fastest row sort this build and processor run, at or below `limit`.
 RowSortFn best_row_sort(Simd limit = Simd::automatic);
 
-/// Sorts one row of neighbor indices ascending with `kernel` (best_row_sort()), or std::sort when
-/// it is longer than kRankSortMax or repeats an index. Out of line on purpose: the collectors
-/// call it from the search's row emission, where an inlined std::sort would only add code.
+/// The longest row sort_row() sorts by runs of kRankSortMax entries, merged (4 KiB of stack).
+inline constexpr std::size_t kMergeSortMax = 1024;
+
+/// Sorts one row of neighbor indices ascending with `kernel` (best_row_sort()): whole, up to
+/// kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then merged without
+/// branches, up to kMergeSortMax; by std::sort when it is longer or a run repeats an index. Out
+/// of line on purpose: the collectors call it from the search's row emission, where an inlined
+/// std::sort would only add code.
 void sort_row(RowSortFn kernel, index_t* ids, std::size_t length);
 
 /// Writes the row in rank order from its copies (keys, distance_copy) once `placed` (a bit per

@@ -1,23 +1,25 @@
-// The AVX2 row sort (see row_sort.hpp). Rows of at most 32 entries without distances (those the
-// collectors sort as they store them) go through a bitonic sorting network in four registers, as
-// the AVX-512 kernel does in two; the others are sorted by rank, 8 entries' ranks at a time, each
-// compared with every entry of the row. This file alone is compiled with -mavx2 -mfma;
-// best_row_sort() calls it only on processors that report both.
+// The AVX2 row sort (see row_sort.hpp). Rows of at most 64 entries without distances (those the
+// collectors sort as they store them) go through a bitonic sorting network in four registers (up
+// to 32 entries) or eight, as the AVX-512 kernel does in two or four; the others are sorted by
+// rank, 8 entries' ranks at a time, each compared with every entry of the row. This file alone is
+// compiled with -mavx2 -mfma; best_row_sort() calls it only on processors that report both.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "row_sort.hpp"
 
 namespace spatialhash::detail {
 namespace {
 
-/// The entries a network sorts: 32, lanes 8 r .. 8 r + 7 in register r.
-constexpr std::size_t kNetworkMax = 32;
-/// The row in four registers (a struct: std::array of a vector type drops its attributes).
+/// The most entries a network sorts: 64, lanes 8 r .. 8 r + 7 in register r (of 4 or 8).
+constexpr std::size_t kNetworkMax = 64;
+/// The row in R registers (a struct: std::array of a vector type drops its attributes).
+template <int R>
 struct Registers {
-  __m256i lanes[kNetworkMax / 8];
+  __m256i lanes[R];
 };
 
 /// For the bitonic stage that compares lanes `distance` (< 8) apart within runs of `run` lanes
@@ -42,14 +44,22 @@ __m256i exchange(__m256i x) {
   return _mm256_blend_epi32(_mm256_min_epu32(x, partner), _mm256_max_epu32(x, partner), MaxLanes);
 }
 
+/// exchange() on every register (the blend mask is an immediate: one instantiation per register).
+template <int Run, int Distance, int R, std::size_t... A>
+void exchange_each(Registers<R>& registers, std::index_sequence<A...>) {
+  ((registers.lanes[A] =
+        exchange<Distance, takes_max(Run, Distance, static_cast<int>(A))>(registers.lanes[A])),
+   ...);
+}
+
 /// The stages of runs of `Run` lanes, distances `Distance` down to 1: between registers for
-/// distances of 8 and 16 lanes, within each register below.
-template <int Run, int Distance = Run / 2>
-void merge(Registers& registers) {
+/// distances of 8 lanes or more, within each register below.
+template <int R, int Run, int Distance = Run / 2>
+void merge(Registers<R>& registers) {
   __m256i* r = registers.lanes;
   if constexpr (Distance >= 8) {
     constexpr int step = Distance / 8;  // registers apart
-    for (int a = 0; a < 4; ++a) {
+    for (int a = 0; a < R; ++a) {
       if ((a & step) != 0) continue;  // a holds the lower lanes of its pairs
       const __m256i smaller = _mm256_min_epu32(r[a], r[a + step]);
       const __m256i larger = _mm256_max_epu32(r[a], r[a + step]);
@@ -58,52 +68,51 @@ void merge(Registers& registers) {
       r[a + step] = descending ? smaller : larger;
     }
   } else {
-    r[0] = exchange<Distance, takes_max(Run, Distance, 0)>(r[0]);
-    r[1] = exchange<Distance, takes_max(Run, Distance, 1)>(r[1]);
-    r[2] = exchange<Distance, takes_max(Run, Distance, 2)>(r[2]);
-    r[3] = exchange<Distance, takes_max(Run, Distance, 3)>(r[3]);
+    exchange_each<Run, Distance>(registers, std::make_index_sequence<R>{});
   }
-  if constexpr (Distance > 1) merge<Run, Distance / 2>(registers);
+  if constexpr (Distance > 1) merge<R, Run, Distance / 2>(registers);
 }
 
-/// Sorts ids[0 .. length) (length <= kNetworkMax, no distances) with the bitonic network, the
-/// lanes past the row filled with the largest index. Returns false, leaving the row unchanged,
+/// Sorts ids[0 .. length) (length <= 8 R, no distances) with the bitonic network in R registers,
+/// the lanes past the row filled with the largest index. Returns false, leaving the row unchanged,
 /// when it repeats an index (as the rank kernels do). The row moves between memory and the
 /// registers only by masked loads and stores: a copy through a buffer made the vector loads wait
 /// on the scalar stores before them.
+template <int R>
 bool network_sort(index_t* ids, std::size_t length) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i filler = _mm256_set1_epi32(-1);
   const __m256i row_length = _mm256_set1_epi32(static_cast<int>(length));
-  __m256i in_row[4];
-  Registers r;
-  for (int a = 0; a < 4; ++a) {
+  __m256i in_row[R];
+  Registers<R> r;
+  for (int a = 0; a < R; ++a) {
     in_row[a] = _mm256_cmpgt_epi32(row_length, _mm256_add_epi32(lane, _mm256_set1_epi32(8 * a)));
     const __m256i loaded =
         _mm256_maskload_epi32(reinterpret_cast<const int*>(ids + 8 * a), in_row[a]);
     r.lanes[a] = _mm256_blendv_epi8(filler, loaded, in_row[a]);
   }
-  merge<2>(r);
-  merge<4>(r);
-  merge<8>(r);
-  merge<16>(r);
-  merge<32>(r);
+  merge<R, 2>(r);
+  merge<R, 4>(r);
+  merge<R, 8>(r);
+  merge<R, 16>(r);
+  merge<R, 32>(r);
+  if constexpr (R == 8) merge<R, 64>(r);
   // Equal neighbours within the row: a repeated index. Lane i of `next` holds the entry after
   // lane i of register a (the last lane: the first of register a + 1).
   const __m256i rotate = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
-  std::uint32_t repeats = 0;
-  for (int a = 0; a < 4; ++a) {
+  std::uint64_t repeats = 0;
+  for (int a = 0; a < R; ++a) {
     const __m256i rotated = _mm256_permutevar8x32_epi32(r.lanes[a], rotate);
-    const __m256i following = _mm256_permutevar8x32_epi32(r.lanes[(a + 1) % 4], rotate);
+    const __m256i following = _mm256_permutevar8x32_epi32(r.lanes[(a + 1) % R], rotate);
     const __m256i next = _mm256_blend_epi32(rotated, following, 0x80);
-    const auto equal = static_cast<std::uint32_t>(
+    const auto equal = static_cast<std::uint64_t>(
         _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(r.lanes[a], next))));
     repeats |= equal << (8 * a);
   }
-  const std::uint32_t lanes =
-      length >= kNetworkMax ? ~std::uint32_t{0} : (std::uint32_t{1} << length) - 1;
+  const std::uint64_t lanes =
+      length >= kNetworkMax ? ~std::uint64_t{0} : (std::uint64_t{1} << length) - 1;
   if ((repeats & (lanes >> 1)) != 0) return false;
-  for (int a = 0; a < 4; ++a) {
+  for (int a = 0; a < R; ++a) {
     _mm256_maskstore_epi32(reinterpret_cast<int*>(ids + 8 * a), in_row[a], r.lanes[a]);
   }
   return true;
@@ -112,7 +121,8 @@ bool network_sort(index_t* ids, std::size_t length) {
 }  // namespace
 
 bool row_sort_avx2(index_t* ids, double* distances, std::size_t length) {
-  if (distances == nullptr && length <= kNetworkMax) return network_sort(ids, length);
+  if (distances == nullptr && length <= 32) return network_sort<4>(ids, length);
+  if (distances == nullptr && length <= kNetworkMax) return network_sort<8>(ids, length);
   // Keys with the sign bit flipped, so that AVX2's signed compare orders them as unsigned; room
   // for the last vector's lanes past the row (read, never placed).
   alignas(32) int flipped[kRankSortMax + 8] = {};
