@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -340,9 +341,10 @@ TEST(RowSortKernels, SortRowMatchesStdSortOnLongRows) {
     SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)));
     const spatialhash::detail::RowSortFn kernel = spatialhash::detail::best_row_sort(level);
     for (const std::size_t length : lengths) {
-      for (int kind = 0; kind < 4; ++kind) {
+      for (int kind = 0; kind < 5; ++kind) {
         // kind 0: spread out, 1: close together, 2: a repeat within the first run, 3: a repeat
-        // across runs (the first entry again at the end).
+        // across runs (the first entry again at the end), 4: the largest index (what the merge
+        // pads runs with) in the middle of the row.
         std::vector<index_t> ids;
         std::set<index_t> used;
         std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFFu);
@@ -352,6 +354,7 @@ TEST(RowSortKernels, SortRowMatchesStdSortOnLongRows) {
         }
         if (kind == 2) ids[1] = ids[0];
         if (kind == 3) ids.back() = ids[0];
+        if (kind == 4) ids[length / 2] = std::numeric_limits<index_t>::max();
         std::vector<index_t> want = ids;
         std::sort(want.begin(), want.end());
         spatialhash::detail::sort_row(kernel, ids.data(), length);

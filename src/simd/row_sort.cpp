@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <utility>
 
 namespace spatialhash::detail {
@@ -42,25 +43,44 @@ void merge_branch_free(const index_t* a, std::size_t na, const index_t* b, std::
   std::copy(b, b_end, out);
 }
 
+/// The merge that goes with `kernel`: 8 entries at a time where the kernel is a vector one (every
+/// AVX-512 processor has AVX2).
+RunMergeFn merge_for(RowSortFn kernel) {
+#ifdef SPATIALHASH_HAVE_AVX512
+  if (kernel == &row_sort_avx512) return &merge_runs_avx2;
+#endif
+#ifdef SPATIALHASH_HAVE_AVX2
+  if (kernel == &row_sort_avx2) return &merge_runs_avx2;
+#endif
+  return &merge_branch_free;
+}
+
 /// Sorts a row of kRankSortMax < length <= kMergeSortMax entries: runs of kRankSortMax sorted by
-/// `kernel`, then merged pairwise, back and forth between the row and a buffer on the stack.
-/// Returns false, the row permuted, when the kernel refuses a run (a repeated index).
+/// `kernel`, copied into a buffer on the stack padded with the largest index to a multiple of 8
+/// entries (the vector merge's unit; a padded run is still sorted, and entries equal to the
+/// padding are indistinguishable from it), merged pairwise back and forth between two buffers,
+/// and the first `length` entries copied back. Returns false, the row permuted, when the kernel
+/// refuses a run (a repeated index).
 bool sort_by_runs(RowSortFn kernel, index_t* ids, std::size_t length) {
   for (std::size_t start = 0; start < length; start += kRankSortMax) {
     if (!kernel(ids + start, nullptr, std::min(kRankSortMax, length - start))) return false;
   }
-  index_t buffer[kMergeSortMax];  // every entry written before it is read
-  index_t* from = ids;
-  index_t* to = buffer;
-  for (std::size_t run = kRankSortMax; run < length; run *= 2) {
-    for (std::size_t start = 0; start < length; start += 2 * run) {
-      const std::size_t middle = std::min(start + run, length);
-      const std::size_t end = std::min(start + 2 * run, length);
-      merge_branch_free(from + start, middle - start, from + middle, end - middle, to + start);
+  const RunMergeFn merge = merge_for(kernel);
+  const std::size_t padded = (length + 7) / 8 * 8;
+  index_t first[kMergeSortMax], second[kMergeSortMax];  // entries written before they are read
+  std::copy(ids, ids + length, first);
+  std::fill(first + length, first + padded, std::numeric_limits<index_t>::max());
+  index_t* from = first;
+  index_t* to = second;
+  for (std::size_t run = kRankSortMax; run < padded; run *= 2) {
+    for (std::size_t start = 0; start < padded; start += 2 * run) {
+      const std::size_t middle = std::min(start + run, padded);
+      const std::size_t end = std::min(start + 2 * run, padded);
+      merge(from + start, middle - start, from + middle, end - middle, to + start);
     }
     std::swap(from, to);
   }
-  if (from != ids) std::copy(from, from + length, ids);
+  std::copy(from, from + length, ids);
   return true;
 }
 

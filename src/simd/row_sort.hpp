@@ -30,17 +30,27 @@ bool row_sort_scalar(index_t* ids, double* distances, std::size_t length);
 bool row_sort_avx2(index_t* ids, double* distances, std::size_t length);
 bool row_sort_avx512(index_t* ids, double* distances, std::size_t length);
 
+/// Merges the ascending ranges a[0 .. na) and b[0 .. nb) into out[0 .. na + nb), ascending.
+using RunMergeFn = void (*)(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
+                            index_t* out);
+
+/// RunMergeFn with AVX2: 8 entries at a time through a bitonic merge of two registers. na and nb
+/// must be multiples of 8, na at least 8. Called for the AVX2 and AVX-512 row sorts.
+void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
+                     index_t* out);
+
 /// The fastest row sort this build and processor run, at or below `limit`.
 RowSortFn best_row_sort(Simd limit = Simd::automatic);
 
-/// The longest row sort_row() sorts by runs of kRankSortMax entries, merged (4 KiB of stack).
+/// The longest row sort_row() sorts by runs of kRankSortMax entries, merged (8 KiB of stack).
 inline constexpr std::size_t kMergeSortMax = 1024;
 
 /// Sorts one row of neighbor indices ascending with `kernel` (best_row_sort()): whole, up to
-/// kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then merged without
-/// branches, up to kMergeSortMax; by std::sort when it is longer or a run repeats an index. Out
-/// of line on purpose: the collectors call it from the search's row emission, where an inlined
-/// std::sort would only add code.
+/// kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then merged (8
+/// entries at a time with a vector kernel, one at a time without branches with the scalar one),
+/// up to kMergeSortMax; by std::sort when it is longer or a run repeats an index. Out of line on
+/// purpose: the collectors call it from the search's row emission, where an inlined std::sort
+/// would only add code.
 void sort_row(RowSortFn kernel, index_t* ids, std::size_t length);
 
 /// Writes the row in rank order from its copies (keys, distance_copy) once `placed` (a bit per

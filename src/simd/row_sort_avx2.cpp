@@ -118,6 +118,26 @@ bool network_sort(index_t* ids, std::size_t length) {
   return true;
 }
 
+/// Sorts a bitonic register ascending: compare-exchange stages 4, 2 and 1 lanes apart, the lower
+/// lane of each pair taking the smaller value.
+__m256i sort_bitonic(__m256i x) {
+  x = exchange<4, 0xF0>(x);
+  x = exchange<2, 0xCC>(x);
+  return exchange<1, 0xAA>(x);
+}
+
+/// Merges two ascending registers: `low` gets the smallest 8 of their 16 lanes and `high` the
+/// largest 8, each ascending. `high` reversed after `low` is bitonic: one compare-exchange of the
+/// halves leaves two bitonic registers, every lane of the first at most every lane of the second.
+void merge_registers(__m256i& low, __m256i& high) {
+  const __m256i reversed =
+      _mm256_permutevar8x32_epi32(high, _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+  const __m256i smaller = _mm256_min_epu32(low, reversed);
+  const __m256i larger = _mm256_max_epu32(low, reversed);
+  low = sort_bitonic(smaller);
+  high = sort_bitonic(larger);
+}
+
 }  // namespace
 
 bool row_sort_avx2(index_t* ids, double* distances, std::size_t length) {
@@ -149,6 +169,33 @@ bool row_sort_avx2(index_t* ids, double* distances, std::size_t length) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(ranks + base), _mm256_add_epi32(even, odd));
   }
   return place_by_rank(keys, distance_copy, ranks, length, ids, distances);
+}
+
+void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
+                     index_t* out) {
+  // `high` holds the largest 8 entries taken so far, each at most every entry not yet taken from
+  // its own range; the next 8 entries come from the range whose next entry is smaller (AA-sort's
+  // rule): every entry of `high` is at most that entry, so the smallest 8 of `high` and those 8
+  // are the next 8 of the merge.
+  const auto load = [](const index_t* at) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  };
+  const auto store = [](index_t* at, __m256i x) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), x);
+  };
+  __m256i high = load(a);
+  std::size_t ia = 8, ib = 0;
+  while (ia < na || ib < nb) {
+    const bool take_a = ib == nb || (ia < na && a[ia] <= b[ib]);
+    const index_t* next = take_a ? a + ia : b + ib;
+    ia += take_a ? 8 : 0;
+    ib += take_a ? 0 : 8;
+    __m256i low = load(next);
+    merge_registers(low, high);
+    store(out, low);
+    out += 8;
+  }
+  store(out, high);
 }
 
 }  // namespace spatialhash::detail
