@@ -46,10 +46,10 @@ void merge_branch_free(const index_t* a, std::size_t na, const index_t* b, std::
 /// The merge that goes with `kernel`: 8 entries at a time where the kernel is a vector one (every
 /// AVX-512 processor has AVX2).
 RunMergeFn merge_for(RowSortFn kernel) {
+#ifdef SPATIALHASH_HAVE_AVX2
 #ifdef SPATIALHASH_HAVE_AVX512
   if (kernel == &row_sort_avx512) return &merge_runs_avx2;
 #endif
-#ifdef SPATIALHASH_HAVE_AVX2
   if (kernel == &row_sort_avx2) return &merge_runs_avx2;
 #endif
   return &merge_branch_free;
