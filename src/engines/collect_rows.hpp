@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -18,13 +17,13 @@
 #include "spatialhash/types.hpp"
 
 #include "../engine_base.hpp"
-#include "../exact.hpp"
 #include "../growable_buffer.hpp"
 #include "../list_scratch.hpp"
 #include "../prefix_sum.hpp"
 #include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
+#include "row_distances.hpp"
 
 namespace spatialhash::detail {
 
@@ -61,9 +60,7 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
 template <int Dim, class T>
 void fill_distances(const PointsView<Dim, T>& points, index_t row, const index_t* ids,
                     std::size_t at, std::uint32_t length, NeighborLists& lists) {
-  for (std::uint32_t k = 0; k < length; ++k) {
-    lists.distances[at + k] = std::sqrt(distance_squared(points, row, ids[k]));
-  }
+  measure_row_distances(points, row, ids, length, lists.distances.data() + at);
 }
 
 /// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
@@ -210,6 +207,9 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
           found[static_cast<std::size_t>(unit_thread[u])].data() + unit_begin[u];
       for (std::uint32_t t = first; t < last; ++t) {
         if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
+        if (request.with_distances && t + 1 < last) {
+          prefetch_points(points, source + row_length[t], row_length[t + 1]);
+        }
         place_row(t, source);
         source += row_length[t];
       }

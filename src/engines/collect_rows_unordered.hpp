@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -30,11 +29,11 @@
 #include "spatialhash/types.hpp"
 
 #include "../engine_base.hpp"
-#include "../exact.hpp"
 #include "../growable_buffer.hpp"
 #include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
+#include "row_distances.hpp"
 
 namespace spatialhash::detail {
 
@@ -185,9 +184,11 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   for (std::int64_t s = 0; s < signed_slots; ++s) {
     const index_t row = row_of[s];
     const std::size_t begin = slot_start[s];
-    for (std::uint32_t k = 0; k < slot_length[s]; ++k) {
-      out.distances[begin + k] = std::sqrt(distance_squared(points, row, out.indices[begin + k]));
+    if (s + 1 < signed_slots) {
+      prefetch_points(points, out.indices.data() + slot_start[s + 1], slot_length[s + 1]);
     }
+    measure_row_distances(points, row, out.indices.data() + begin, slot_length[s],
+                          out.distances.data() + begin);
   }
 }
 
