@@ -55,14 +55,6 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
   for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
 }
 
-/// The distances of row `row` of `lists`, whose `length` neighbors `ids` go to `at` (read from the
-/// row's source: its copy in `lists` may still be in flight, copy_streaming).
-template <int Dim, class T>
-void fill_distances(const PointsView<Dim, T>& points, index_t row, const index_t* ids,
-                    std::size_t at, std::uint32_t length, NeighborLists& lists) {
-  measure_row_distances(points, row, ids, length, lists.distances.data() + at);
-}
-
 /// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
 /// `threads` threads dynamically, each with its own `Work` (the search's scratch); unit u covers
 /// the slots [slots_of(u).first, .second) and run(u, work, count_only, emit) must call emit(slot,
@@ -167,7 +159,9 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     const std::size_t dst = row_start[t];
     copy_streaming(lists.indices.data() + dst, source, row_length[t]);
     if (request.with_distances) {
-      fill_distances(points, row_of[t], source, dst, row_length[t], lists);
+      // Measured from the row's source: its copy in `lists` may still be in flight
+      // (copy_streaming).
+      measure_row_distances(points, row_of[t], source, row_length[t], lists.distances.data() + dst);
     }
   };
   // Rows land at scattered places: the destination kAhead rows on is prefetched for writing, so

@@ -118,12 +118,11 @@ bool network_sort(index_t* ids, std::size_t length) {
   return true;
 }
 
-/// Sorts a bitonic register ascending: compare-exchange stages 4, 2 and 1 lanes apart, the lower
-/// lane of each pair taking the smaller value.
+/// Sorts a bitonic register ascending: the network's last stages for a run of 8 lanes.
 __m256i sort_bitonic(__m256i x) {
-  x = exchange<4, 0xF0>(x);
-  x = exchange<2, 0xCC>(x);
-  return exchange<1, 0xAA>(x);
+  Registers<1> r{{x}};
+  merge<1, 8>(r);
+  return r.lanes[0];
 }
 
 /// Merges two ascending registers: `low` gets the smallest 8 of their 16 lanes and `high` the
