@@ -103,6 +103,27 @@ struct ResizableRecorder final : spatialhash::PairOutput {
   }
 };
 
+/// Entries [begin, end) of a row of point i, in any order, with their distances: the same
+/// neighbors as `want` (ascending), each with the exact distance (double brute force).
+template <int Dim>
+void expect_unsorted_row_with_distances(const std::vector<double>& exact, std::size_t i,
+                                        const std::vector<std::size_t>& want,
+                                        const spatialhash::index_t* indices,
+                                        const double* distances, std::size_t begin, std::size_t end,
+                                        const std::string& what) {
+  std::vector<std::pair<std::size_t, double>> row;
+  for (std::size_t k = begin; k < end; ++k) row.emplace_back(indices[k], distances[k]);
+  std::sort(row.begin(), row.end());
+  ASSERT_EQ(row.size(), want.size()) << what << " of point " << i;
+  for (std::size_t k = 0; k < row.size(); ++k) {
+    const std::size_t j = want[k];
+    ASSERT_EQ(row[k].first, j) << what << " of point " << i;
+    ASSERT_EQ(row[k].second,
+              std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim])))
+        << what << " of point " << i << ", neighbor " << j;
+  }
+}
+
 /// True for dense_grid's refusal of a lattice with too many cells (src/engines/dense_grid.cpp).
 inline bool is_dense_grid_refusal(const spatialhash::InvalidArgument& e) {
   return std::string(e.what()).find("dense_grid refuses a lattice of") != std::string::npos;
@@ -222,6 +243,11 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     ASSERT_EQ(low.size(), n);
     ASSERT_EQ(low.offsets[n], low.indices.size());
     ASSERT_EQ(low.distances.size(), low.indices.size());
+    // Unsorted with distances (cell_list: searched as sorted positions, measured from a sorted
+    // copy of the points).
+    const auto unsorted_d = index.neighbor_lists({.with_distances = true});
+    ASSERT_EQ(unsorted_d.offsets, lists.offsets);
+    ASSERT_EQ(unsorted_d.distances.size(), unsorted_d.indices.size());
     auto counts = index.neighbor_counts();
     ASSERT_EQ(counts.size(), n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -237,18 +263,12 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
                                     unsorted.indices.begin() + unsorted.offsets[i + 1]);
       std::sort(urow.begin(), urow.end());
       ASSERT_EQ(urow, want_lists[i]) << "unsorted list of point " << i;
-      std::vector<std::pair<std::size_t, double>> low_row;
-      for (std::size_t k = low.offsets[i]; k < low.offsets[i + 1]; ++k) {
-        low_row.emplace_back(low.indices[k], low.distances[k]);
-      }
-      std::sort(low_row.begin(), low_row.end());
-      ASSERT_EQ(low_row.size(), want_lists[i].size()) << "low-memory list of point " << i;
-      for (std::size_t k = 0; k < low_row.size(); ++k) {
-        const std::size_t j = want_lists[i][k];
-        ASSERT_EQ(low_row[k].first, j) << "low-memory list of point " << i;
-        ASSERT_EQ(low_row[k].second,
-                  std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim])));
-      }
+      expect_unsorted_row_with_distances<Dim>(exact, i, want_lists[i], low.indices.data(),
+                                              low.distances.data(), low.offsets[i],
+                                              low.offsets[i + 1], "low-memory list");
+      expect_unsorted_row_with_distances<Dim>(
+          exact, i, want_lists[i], unsorted_d.indices.data(), unsorted_d.distances.data(),
+          unsorted_d.offsets[i], unsorted_d.offsets[i + 1], "unsorted list with distances");
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
     }
   }
@@ -265,6 +285,8 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     index.neighbor_rows(refilled, {.with_distances = false});
     expect_row_layout(refilled, n);
     ASSERT_TRUE(refilled.distances.empty());
+    const auto unsorted_d = index.neighbor_rows({.with_distances = true});
+    expect_row_layout(unsorted_d, n);
     for (std::size_t i = 0; i < n; ++i) {
       const auto row = rows.row(i);
       ASSERT_EQ(std::vector<std::size_t>(row.begin(), row.end()), want_lists[i])
@@ -277,6 +299,9 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
       std::vector<std::size_t> sorted_row(unsorted_row.begin(), unsorted_row.end());
       std::sort(sorted_row.begin(), sorted_row.end());
       ASSERT_EQ(sorted_row, want_lists[i]) << "refilled rows: point " << i;
+      expect_unsorted_row_with_distances<Dim>(
+          exact, i, want_lists[i], unsorted_d.indices.data(), unsorted_d.distances.data(),
+          unsorted_d.start[i], unsorted_d.start[i] + unsorted_d.count[i], "rows with distances");
     }
   }
   // A smaller query radius on the same index.

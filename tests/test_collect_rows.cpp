@@ -33,10 +33,12 @@ using spatialhash::detail::ListRequest;
 constexpr std::uint32_t kSlotsPerUnit = 37;
 
 /// The rows of a synthetic search over n points: slot s has a row of 0 to 40 ids of points,
-/// drawn from a seeded generator; slot s is row row_of[s] (a shuffle).
+/// drawn from a seeded generator; slot s is row row_of[s] (a shuffle). As sorted positions
+/// (RowPositions), slot s is position s and point p is at position position_of[p].
 struct SyntheticSearch {
   std::vector<std::vector<std::uint32_t>> row_by_slot;
   std::vector<index_t> row_of;
+  std::vector<index_t> position_of;
   std::size_t entries = 0;
 
   explicit SyntheticSearch(std::size_t n) : row_by_slot(n), row_of(n) {
@@ -48,6 +50,17 @@ struct SyntheticSearch {
       entries += row_by_slot[s].size();
     }
     std::shuffle(row_of.begin(), row_of.end(), rng);
+    position_of.resize(n);
+    for (std::size_t s = 0; s < n; ++s) position_of[row_of[s]] = static_cast<index_t>(s);
+  }
+
+  /// A row as the search hands it over: ids, or sorted positions.
+  std::vector<std::uint32_t> emitted(std::size_t slot, bool by_position) const {
+    std::vector<std::uint32_t> row = row_by_slot[slot];
+    if (by_position) {
+      for (auto& id : row) id = position_of[id];
+    }
+    return row;
   }
 
   std::int64_t units() const {
@@ -58,6 +71,19 @@ struct SyntheticSearch {
     const auto last = std::min<std::uint32_t>(first + kSlotsPerUnit,
                                               static_cast<std::uint32_t>(row_by_slot.size()));
     return {first, last};
+  }
+};
+
+/// The caller's points in the search's sorted order (slot s at s), as RowPositions reads them.
+struct SortedCopy {
+  std::vector<double> coords;
+  spatialhash::detail::RowPositions<3, double> positions;
+
+  SortedCopy(const SyntheticSearch& search, const PointsView<3, double>& points) {
+    for (const index_t p : search.row_of) {
+      for (int k = 0; k < 3; ++k) coords.push_back(points.coord(p, k));
+    }
+    positions = {search.row_of.data(), PointsView<3, double>(coords.data(), search.row_of.size())};
   }
 };
 
@@ -81,8 +107,10 @@ struct Runs {
 };
 
 NeighborLists collect(const SyntheticSearch& search, const PointsView<3, double>& points,
-                      int threads, std::size_t estimate, const ListRequest& request, Runs& runs) {
+                      int threads, std::size_t estimate, const ListRequest& request, Runs& runs,
+                      bool by_position) {
   NeighborLists lists;
+  const SortedCopy sorted(search, points);
   collect_rows<Work>(
       threads, points, search.units(), search.row_of, search.row_of.size(), estimate,
       [&](std::int64_t u) { return search.slots_of(u); },
@@ -96,13 +124,14 @@ NeighborLists collect(const SyntheticSearch& search, const PointsView<3, double>
         }
         const auto [first, last] = search.slots_of(u);
         for (std::uint32_t s = first; s < last; ++s) {
-          const auto& row = search.row_by_slot[s];
+          const auto row = search.emitted(s, by_position);
           work.row.assign(row.size() + kFilterSlack, 0xFFFFFFFFu);
           std::copy(row.begin(), row.end(), work.row.begin());
           emit(s, count_only ? nullptr : work.row.data(), static_cast<std::uint32_t>(row.size()));
         }
       },
-      request, lists);
+      request, lists,
+      by_position ? sorted.positions : spatialhash::detail::RowPositions<3, double>{});
   return lists;
 }
 
@@ -160,16 +189,19 @@ TEST(CollectRows, EveryPathGivesTheSearchsRows) {
   for (const Case& c : cases) {
     for (const int threads : {1, 2}) {
       for (const bool with_distances : {false, true}) {
-        for (const bool sorted : {false, true}) {
+        for (const auto& [sorted, by_position] :
+             {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
           SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads" +
-                       (with_distances ? ", distances" : "") + (sorted ? ", sorted" : ""));
+                       (with_distances ? ", distances" : "") + (sorted ? ", sorted" : "") +
+                       (by_position ? ", sorted positions" : ""));
           const ListRequest request{.radius = 1.0,
                                     .with_distances = with_distances,
                                     .low_memory = c.low_memory,
                                     .row_buffer_bytes = c.budget_bytes,
                                     .sorted = sorted};
           Runs runs;
-          const NeighborLists lists = collect(search, points, threads, c.estimate, request, runs);
+          const NeighborLists lists =
+              collect(search, points, threads, c.estimate, request, runs, by_position);
           expect_rows(search, points, lists, with_distances, sorted);
           // Every unit ran with rows once, buffered or deferred; the deferred ones ran for counts
           // first.
@@ -215,16 +247,19 @@ TEST(CollectRowsUnordered, EveryRowOnceWhateverTheEstimate) {
   const SyntheticSearch search(n);
   const std::vector<double> coords = random_coords(n, 5);
   const PointsView<3, double> points(coords.data(), n);
+  const SortedCopy sorted_copy(search, points);
   for (const std::size_t estimate : {search.entries, search.entries / 50, std::size_t{0}}) {
     for (const int threads : {1, 2, 3}) {
       for (const bool with_distances : {false, true}) {
         for (const std::size_t extra_rows : {std::size_t{0}, std::size_t{17}}) {
-          // Sorted with the rows without a slot (any combination would do).
+          // Sorted with the rows without a slot (any combination would do); sorted positions
+          // with distances, never sorted.
           const bool sorted = extra_rows > 0;
+          const bool by_position = !sorted && with_distances;
           SCOPED_TRACE("estimate " + std::to_string(estimate) + ", " + std::to_string(threads) +
                        " threads" + (with_distances ? ", distances" : "") + ", " +
                        std::to_string(extra_rows) + " rows without a slot" +
-                       (sorted ? ", sorted" : ""));
+                       (sorted ? ", sorted" : "") + (by_position ? ", sorted positions" : ""));
           spatialhash::NeighborRows rows;
           rows.indices.assign(5, 1);  // stale contents must not survive
           int runs = 0;
@@ -237,13 +272,14 @@ TEST(CollectRowsUnordered, EveryRowOnceWhateverTheEstimate) {
                 ++runs;
                 const auto [first, last] = search.slots_of(u);
                 for (std::uint32_t s = first; s < last; ++s) {
-                  const auto& row = search.row_by_slot[s];
+                  const auto row = search.emitted(s, by_position);
                   work.row.assign(row.size() + kFilterSlack, 0xFFFFFFFEu);
                   std::copy(row.begin(), row.end(), work.row.begin());
                   emit(s, work.row.data(), static_cast<std::uint32_t>(row.size()));
                 }
               },
-              ListRequest{.radius = 1.0, .with_distances = with_distances, .sorted = sorted}, rows);
+              ListRequest{.radius = 1.0, .with_distances = with_distances, .sorted = sorted}, rows,
+              by_position ? sorted_copy.positions : spatialhash::detail::RowPositions<3, double>{});
           EXPECT_EQ(runs, search.units());
           ASSERT_EQ(rows.size(), n + extra_rows);
           std::vector<char> covered(rows.indices.size(), 0);

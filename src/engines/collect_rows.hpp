@@ -60,7 +60,10 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
 /// the slots [slots_of(u).first, .second) and run(u, work, count_only, emit) must call emit(slot,
 /// ids, count) once for each of them, in order, with the same rows each time it runs (ids null when
 /// count_only). Slot t's row is row row_of[t] of `lists` (rows that no slot covers stay empty).
-/// With distances, row_of[t] must be a point of `points`.
+/// With distances, row_of[t] must be a point of `points`. With positions.ids set (RowPositions,
+/// row_distances.hpp), the rows hold sorted positions, slot t is the point at position t, and the
+/// rows are turned into the caller's indices, and their distances measured, as they are placed;
+/// request.sorted must then be false (rows are sorted by the caller's index as they are stored).
 ///
 /// A unit's rows go to its thread's buffer and are copied once into place after the offsets are
 /// known, while the buffers hold less than their budget: request.row_buffer_bytes shared evenly
@@ -84,7 +87,11 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
 template <class Work, int Dim, class T, class SlotsOf, class Run>
 void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
                   std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
-                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborLists& lists) {
+                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborLists& lists,
+                  const RowPositions<Dim, T>& positions = {}) {
+  if (positions.ids != nullptr && request.sorted) {
+    throw std::logic_error("spatialhash: rows of sorted positions cannot be sorted as stored");
+  }
   const std::size_t slots = row_of.size();
   // Buffers only for an output estimated to fit the budget; a thread's buffer stops at its part of
   // the budget even so (the estimate comes from a sample).
@@ -155,15 +162,23 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   }
   ResultVector<std::size_t>& row_start = scratch->row_start;
   lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists, row_start);
+  double* const distances = request.with_distances ? lists.distances.data() : nullptr;
   const auto place_row = [&](std::uint32_t t, const index_t* source) {
     const std::size_t dst = row_start[t];
+    if (positions.ids != nullptr) {
+      place_position_row(positions, t, source, row_length[t], lists.indices.data() + dst,
+                         distances == nullptr ? nullptr : distances + dst);
+      return;
+    }
     copy_streaming(lists.indices.data() + dst, source, row_length[t]);
-    if (request.with_distances) {
+    if (distances != nullptr) {
       // Measured from the row's source: its copy in `lists` may still be in flight
       // (copy_streaming).
-      measure_row_distances(points, row_of[t], source, row_length[t], lists.distances.data() + dst);
+      measure_row_distances(points, row_of[t], source, row_length[t], distances + dst);
     }
   };
+  // Neighbors at the caller's indices are prefetched a row ahead (row_distances.hpp).
+  const bool prefetch_neighbors = distances != nullptr && positions.ids == nullptr;
   // Rows land at scattered places: the destination kAhead rows on is prefetched for writing, so
   // the misses overlap, and a row's whole lines are written without being read first
   // (copy_streaming: W3, 1M points, 2 threads, 5% faster; docs/benchmarks.md).
@@ -201,7 +216,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
           found[static_cast<std::size_t>(unit_thread[u])].data() + unit_begin[u];
       for (std::uint32_t t = first; t < last; ++t) {
         if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
-        if (request.with_distances && t + 1 < last) {
+        if (prefetch_neighbors && t + 1 < last) {
           prefetch_points(points, source + row_length[t], row_length[t + 1]);
         }
         place_row(t, source);

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -50,11 +51,17 @@ inline constexpr std::size_t kRowChunk = std::size_t{1} << 16;
 /// `out` (rows that no slot covers stay empty). `estimate` (entries) sizes the shared array; a
 /// lower one is slower, never wrong. Of `request`, only with_distances and sorted apply (the rows
 /// are never buffered); with distances, row_of[t] must be a point of `points`. With sorted, each
-/// row is sorted by index where it is stored, while it is in cache.
+/// row is sorted by index where it is stored, while it is in cache. With positions.ids set, as in
+/// collect_rows(..., NeighborLists&): rows of sorted positions, turned into the caller's indices
+/// after the search (in place, once their distances are measured), and not sorted.
 template <class Work, int Dim, class T, class SlotsOf, class Run>
 void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t units,
                   std::span<const index_t> row_of, std::size_t rows, std::size_t estimate,
-                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborRows& out) {
+                  SlotsOf slots_of, Run run, const ListRequest& request, NeighborRows& out,
+                  const RowPositions<Dim, T>& positions = {}) {
+  if (positions.ids != nullptr && request.sorted) {
+    throw std::logic_error("spatialhash: rows of sorted positions cannot be sorted as stored");
+  }
   const bool with_distances = request.with_distances;
   const std::size_t slots = row_of.size();
   // Where each slot's row starts: in the shared array, or (kSpilled set) in the spill buffer of
@@ -175,20 +182,28 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
 
   if (!with_distances) {
     out.distances.clear();
-    return;
+  } else {
+    // Gaps get NaN, rows their distances.
+    sized_for_overwrite(out.distances, out.indices.size());
+    fill_gaps(out.distances.data(), std::numeric_limits<double>::quiet_NaN());
   }
-  // Gaps get NaN, rows their distances.
-  sized_for_overwrite(out.distances, out.indices.size());
-  fill_gaps(out.distances.data(), std::numeric_limits<double>::quiet_NaN());
+  if (!with_distances && positions.ids == nullptr) return;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t s = 0; s < signed_slots; ++s) {
-    const index_t row = row_of[s];
-    const std::size_t begin = slot_start[s];
-    if (s + 1 < signed_slots) {
-      prefetch_points(points, out.indices.data() + slot_start[s + 1], slot_length[s + 1]);
+    index_t* row = out.indices.data() + slot_start[s];
+    const std::uint32_t length = slot_length[s];
+    double* distances = with_distances ? out.distances.data() + slot_start[s] : nullptr;
+    if (positions.ids == nullptr) {
+      if (s + 1 < signed_slots) {
+        prefetch_points(points, out.indices.data() + slot_start[s + 1], slot_length[s + 1]);
+      }
+      measure_row_distances(points, row_of[s], row, length, distances);
+      continue;
     }
-    measure_row_distances(points, row, out.indices.data() + begin, slot_length[s],
-                          out.distances.data() + begin);
+    if (distances != nullptr) {
+      measure_row_distances(positions.sorted, static_cast<index_t>(s), row, length, distances);
+    }
+    for (std::uint32_t k = 0; k < length; ++k) row[k] = positions.ids[row[k]];
   }
 }
 

@@ -1,18 +1,42 @@
 // The distances of neighbor rows, measured after the search (the with_distances option of the
 // list queries): in double from the caller's points, as the neighbor rule decides (exact.hpp).
 // Shared by cell_list's collectors (collect_rows.hpp, collect_rows_unordered.hpp).
+//
+// A row's neighbors are read either at the caller's indices, in the caller's points, or at
+// positions of the index's sorted order, in a copy of the caller's points in that order
+// (RowPositions). The copy is what makes the distances fast when the caller's order is not
+// spatial: a row's neighbors then sit together in memory, where in a random order each one is
+// a line of its own, in cache or not.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "spatialhash/points.hpp"
 #include "spatialhash/types.hpp"
 
 #include "../exact.hpp"
+#include "chunk_copy.hpp"
 
 namespace spatialhash::detail {
+
+/// Rows of sorted positions: when `ids` is set, the rows of a search hold positions in the
+/// index's sorted order instead of the caller's indices; position p is the caller's point ids[p],
+/// and `sorted` holds the caller's coordinates in that order (copies of the same values, so the
+/// distances measured from it are the same doubles). Slot t of the search is then the point at
+/// position t. With `ids` null, rows hold the caller's indices.
+template <int Dim, class T>
+struct RowPositions {
+  const index_t* ids = nullptr;
+  PointsView<Dim, T> sorted;
+};
 
 /// Prefetches the coordinates of the points ids[0 .. length): the neighbors of the next row whose
 /// distances are measured. They lie at random places in the caller's array (its order, not the
@@ -27,12 +51,48 @@ void prefetch_points(const PointsView<Dim, T>& points, const index_t* ids, std::
   }
 }
 
-/// distances[k] = the distance from point `row` to point ids[k], for k < length.
+/// distances[k] = the distance from point `row` to point ids[k], for k < length. Two square roots
+/// per instruction where SSE2 is there (the same correctly rounded values as std::sqrt): the
+/// square root is the slow part of a distance (Zen 3: 2.7 ns per value with sqrtsd, 1.4 ns with
+/// sqrtpd; 1M uniform points, 130 neighbors each, 1 thread, refilled lists with distances
+/// 1297-1450 -> 1099-1229 ms). Staging a run of squared distances and taking their roots four at
+/// a time with AVX2 was slower on rows of 30 (docs/benchmarks.md).
 template <int Dim, class T>
 void measure_row_distances(const PointsView<Dim, T>& points, index_t row, const index_t* ids,
                            std::uint32_t length, double* distances) {
-  for (std::uint32_t k = 0; k < length; ++k) {
-    distances[k] = std::sqrt(distance_squared(points, row, ids[k]));
+  std::array<double, Dim> position;
+  for (int k = 0; k < Dim; ++k) position[k] = points.coord(row, k);
+  std::uint32_t k = 0;
+#if defined(__SSE2__)
+  for (; k + 2 <= length; k += 2) {
+    const double first = distance_squared(points, ids[k], position);
+    const double second = distance_squared(points, ids[k + 1], position);
+    _mm_storeu_pd(distances + k, _mm_sqrt_pd(_mm_set_pd(second, first)));
+  }
+#endif
+  for (; k < length; ++k) distances[k] = std::sqrt(distance_squared(points, ids[k], position));
+}
+
+/// Places a row of sorted positions (RowPositions) found for the point at position `query`:
+/// ids[k] = positions.ids[row[k]], written with non-temporal stores for whole lines as
+/// copy_streaming writes them (call streaming_done() before other threads read them), and with
+/// `distances` non-null, distances[k] = the distance between the two points, for k < length.
+template <int Dim, class T>
+void place_position_row(const RowPositions<Dim, T>& positions, std::uint32_t query,
+                        const index_t* row, std::uint32_t length, index_t* ids, double* distances) {
+  // Translated a run at a time into a stack buffer whose runs end on the lines of `ids`.
+  constexpr std::uint32_t kRun = 256;  // 16 lines of ids
+  alignas(64) index_t staged[kRun];
+  const auto misaligned =
+      static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(ids) % 64 / sizeof(index_t));
+  std::uint32_t run = kRun - misaligned;
+  for (std::uint32_t begin = 0; begin < length; begin += run, run = kRun) {
+    const std::uint32_t count = std::min(run, length - begin);
+    for (std::uint32_t k = 0; k < count; ++k) staged[k] = positions.ids[row[begin + k]];
+    copy_streaming(ids + begin, staged, count);
+  }
+  if (distances != nullptr) {
+    measure_row_distances(positions.sorted, query, row, length, distances);
   }
 }
 
