@@ -261,8 +261,9 @@ struct ListOptions {
   /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers: larger
   /// lists are searched as with low_memory anyway); with low_memory it searches twice instead
   /// (once to count, once writing each row in place) and holds nothing beyond the output but
-  /// about 12 bytes per row, and frees what refilled lists kept (ListScratch). Same lists either
-  /// way; 1.2-1.6x slower (measured: docs/benchmarks.md).
+  /// about 12 bytes per row (and the copy of the points that with_distances mentions), and frees
+  /// what refilled lists kept (ListScratch). Same lists either way; 1.2-1.6x slower (measured:
+  /// docs/benchmarks.md).
   bool low_memory = false;
 };
 
