@@ -863,7 +863,6 @@ class CellList final : public EngineBase<Dim, T> {
   void full_lists(const ListRequest& request, Lists& lists) const {
     const Search search{band_for(request.radius), request.radius * request.radius};
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-    const std::size_t estimate = estimated_entries(search, Stencil::full, layout_.size());
     const bool by_position = request.with_distances && !request.sorted;
     ResultVector<T> sorted_coords;
     RowPositions<Dim, T> positions;
@@ -874,7 +873,7 @@ class CellList final : public EngineBase<Dim, T> {
     const Ids row_ids = by_position ? Ids::sorted_position : Ids::original;
     collect_rows<CellWork<Dim>>(
         this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
-        estimate,
+        estimated_entries(search, Stencil::full, layout_.size()),
         [&](std::int64_t b) {
           return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
         },
@@ -993,9 +992,7 @@ class CellList final : public EngineBase<Dim, T> {
     GroupCopies needs{};
     for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cells[c - first])] = true;
     const int slabs = slabs_for_group(first, last);
-    // A count search's border candidates come as original indices here.
-    const Ids gathered = ids == Ids::sorted_position ? Ids::sorted_position : Ids::original;
-    const GroupGather group = gather_group(cells[0], needs, slabs, gathered, work.g);
+    const GroupGather group = gather_group(cells[0], needs, slabs, ids, work.g);
     const auto& points = this->context_.points;
     for (std::uint32_t c = first; c < last; ++c) {
       const Cell<Dim> cell = cells[c - first];
@@ -1017,7 +1014,7 @@ class CellList final : public EngineBase<Dim, T> {
               return stencil.begin;
             },
             [&](std::uint32_t p, std::uint32_t id) {
-              const index_t other = gathered == Ids::original ? id : layout_.order[id];
+              const index_t other = ids == Ids::original ? id : layout_.order[id];
               return distance_squared(points, layout_.order[slab_first + p], other) <= search.r2;
             },
             [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {

@@ -80,14 +80,11 @@ void measure_row_distances(const PointsView<Dim, T>& points, index_t row, const 
 template <int Dim, class T>
 void place_position_row(const RowPositions<Dim, T>& positions, std::uint32_t query,
                         const index_t* row, std::uint32_t length, index_t* ids, double* distances) {
-  // Translated a run at a time into a stack buffer whose runs end on the lines of `ids`.
-  constexpr std::uint32_t kRun = 256;  // 16 lines of ids
-  alignas(64) index_t staged[kRun];
-  const auto misaligned =
-      static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(ids) % 64 / sizeof(index_t));
-  std::uint32_t run = kRun - misaligned;
-  for (std::uint32_t begin = 0; begin < length; begin += run, run = kRun) {
-    const std::uint32_t count = std::min(run, length - begin);
+  // Translated a run at a time into a stack buffer (nearly every row is a single run).
+  constexpr std::uint32_t kRun = 256;
+  index_t staged[kRun];
+  for (std::uint32_t begin = 0; begin < length; begin += kRun) {
+    const std::uint32_t count = std::min(kRun, length - begin);
     for (std::uint32_t k = 0; k < count; ++k) staged[k] = positions.ids[row[begin + k]];
     copy_streaming(ids + begin, staged, count);
   }
