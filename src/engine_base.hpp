@@ -21,6 +21,21 @@
 namespace spatialhash::detail {
 
 /// A list search as the engines receive it: ListOptions with the radius checked and resolved.
+/// Tuning of the in-place collection of neighbor lists (collect_rows_in_place.hpp).
+struct InPlaceTuning {
+  /// Entries a region should hold, about: its copy in a thread's scratch stays in cache (2 MiB;
+  /// W3 at 4M points, 2 threads: 1.6 s with 2 MiB regions, 2.4 s with 8 MiB;
+  /// docs/benchmarks.md).
+  std::size_t region_entries = std::size_t{1} << 19;
+  /// Room in a region beyond its share of the estimate, as a fraction of that share (W3 at 4M
+  /// points, spatially sorted: 9k of 4M rows spill with a sixteenth).
+  double margin = 0.0625;
+  /// Entries per chunk a thread claims in a region.
+  std::size_t chunk = 2048;
+  /// Entries that may spill, all threads together, before the collection gives up.
+  std::size_t spill_entries = std::size_t{1} << 26;
+};
+
 struct ListRequest {
   double radius = 0.0;
   bool with_distances = false;
@@ -31,6 +46,9 @@ struct ListRequest {
   /// buffers rows counts first instead (collect_rows.hpp; measured: docs/benchmarks.md, "Lists
   /// larger than the row buffers"). Tests set it small.
   std::size_t row_buffer_bytes = std::size_t{1} << 30;
+  /// How lists above that budget are written in place (collect_rows_in_place.hpp). Tests make
+  /// the regions small and their margins too small.
+  InPlaceTuning in_place{};
   /// ListOptions::sorted: an engine whose sorts_rows() is true sorts each row by neighbor index as
   /// it stores it; the others ignore it (Index sorts their rows afterwards: sort_rows.hpp).
   bool sorted = false;

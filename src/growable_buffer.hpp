@@ -44,6 +44,23 @@ inline void advise_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
+/// Gives the whole pages of `values`' storage past its size back to the system (Linux; a no-op
+/// elsewhere): the vector keeps its capacity, and a page written again later comes back zeroed,
+/// which a vector never reads before it writes.
+template <class Vector>
+void release_pages_past_end(Vector& values) {
+#if defined(__linux__) && defined(MADV_DONTNEED)
+  constexpr std::uintptr_t kPage = 4096;
+  const auto begin =
+      (reinterpret_cast<std::uintptr_t>(values.data() + values.size()) + kPage - 1) & ~(kPage - 1);
+  const auto end =
+      reinterpret_cast<std::uintptr_t>(values.data() + values.capacity()) & ~(kPage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)values;
+#endif
+}
+
 /// Resizes `values` to `size` for a caller that overwrites every element: the storage is advised
 /// to use huge pages before std::vector touches it with its (unavoidable) value-initialization.
 template <class Vector>

@@ -5,7 +5,10 @@
 // distances, sorted on request, compared with the rows the search was asked to produce; the same
 // for the rows written where the threads find room (src/engines/collect_rows_unordered.hpp), with
 // estimates that fit and estimates so low that rows spill; and the streaming row copy
-// (src/engines/chunk_copy.hpp) at every length and alignment.
+// (src/engines/chunk_copy.hpp) at every length and alignment; and the rows written into the
+// output's own storage and compacted in place (src/engines/collect_rows_in_place.hpp), with
+// regions sized well, regions some rows overflow (they spill), and estimates so low that it
+// gives up.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "../src/engines/collect_rows.hpp"
+#include "../src/engines/collect_rows_in_place.hpp"
 #include "../src/engines/collect_rows_unordered.hpp"
 
 namespace {
@@ -319,6 +323,82 @@ TEST(CollectRowsUnordered, EveryRowOnceWhateverTheEstimate) {
                                 (rows.indices.size() / spatialhash::detail::kRowChunk + 1) * 60);
         }
       }
+    }
+  }
+}
+
+// Rows written into per-bucket regions of the output and compacted in place: every row in row
+// order, whatever the threads; rows that overflow their bucket's region spill and still land in
+// place; an estimate far too low, or a spill over its budget, gives up with the lists empty.
+TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
+  using spatialhash::detail::collect_rows_in_place;
+  using spatialhash::detail::InPlaceOutcome;
+  using spatialhash::detail::InPlaceTuning;  // engine_base.hpp
+  constexpr std::size_t n = 20000;
+  const SyntheticSearch search(n);
+  const std::vector<double> coords = random_coords(n, 11);
+  const PointsView<3, double> points(coords.data(), n);
+  enum class Weights { uniform, exact, skewed };
+  struct Case {
+    std::string name;
+    std::size_t estimate;
+    Weights weights;
+    std::size_t spill_entries;
+    bool done, spills;
+  };
+  const std::size_t unbounded = std::size_t{1} << 40;
+  const std::vector<Case> cases = {
+      {"uniform weights", search.entries, Weights::uniform, unbounded, true, false},
+      {"weights by row length", search.entries, Weights::exact, unbounded, true, false},
+      // Rows of odd buckets weigh a ninth of the even ones': their regions overflow.
+      {"skewed weights", search.entries, Weights::skewed, unbounded, true, true},
+      {"skewed weights, no room to spill", search.entries, Weights::skewed, 0, false, true},
+      {"estimate far too low", search.entries / 4, Weights::uniform, unbounded, false, true},
+  };
+  for (const Case& c : cases) {
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads");
+      // Regions of about 4096 entries: buckets of 1024 rows (the smallest), about 20 of them.
+      const InPlaceTuning tuning{
+          .region_entries = 4096, .chunk = 512, .spill_entries = c.spill_entries};
+      NeighborLists lists;
+      lists.indices.assign(3, 7);  // stale contents must not survive
+      int runs = 0;
+      const InPlaceOutcome outcome = collect_rows_in_place<Work>(
+          threads, search.units(), search.row_of, n, c.estimate,
+          [&](std::int64_t u, auto&& add) {
+            const auto [first, last] = search.slots_of(u);
+            for (std::uint32_t s = first; s < last; ++s) {
+              const double length = static_cast<double>(search.row_by_slot[s].size());
+              const bool odd_bucket = ((search.row_of[s] >> 10) & 1) != 0;
+              add(s, c.weights == Weights::uniform ? 1.0
+                     : c.weights == Weights::exact ? length
+                                                   : (odd_bucket ? 1.0 : 9.0));
+            }
+          },
+          [&](std::int64_t u, Work& work, bool count_only, auto&& emit) {
+            ASSERT_FALSE(count_only);
+#pragma omp atomic
+            ++runs;
+            const auto [first, last] = search.slots_of(u);
+            for (std::uint32_t s = first; s < last; ++s) {
+              const auto& row = search.row_by_slot[s];
+              work.row.assign(row.size() + kFilterSlack, 0xFFFFFFFDu);
+              std::copy(row.begin(), row.end(), work.row.begin());
+              emit(s, work.row.data(), static_cast<std::uint32_t>(row.size()));
+            }
+          },
+          lists, tuning);
+      EXPECT_EQ(outcome.buckets, (n + 1023) / 1024);
+      ASSERT_EQ(outcome.done, c.done);
+      if (!c.done) {
+        EXPECT_TRUE(lists.indices.empty());
+        EXPECT_TRUE(lists.offsets.empty());
+        continue;
+      }
+      EXPECT_EQ(runs, search.units());
+      EXPECT_EQ(outcome.spilled_rows > 0, c.spills) << outcome.spilled_rows;
+      expect_rows(search, points, lists, false, false);
     }
   }
 }

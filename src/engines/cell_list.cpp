@@ -17,7 +17,9 @@
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
 // (collect_rows.hpp); with ListOptions::low_memory a count search comes first and the rows are then
-// written straight into place. The same rows as NeighborRows (neighbor_rows) are written once,
+// written straight into place. Plain lists larger than the buffers' budget are written into the
+// output itself, a region per bucket of caller rows, and compacted there
+// (collect_rows_in_place.hpp). The same rows as NeighborRows (neighbor_rows) are written once,
 // into chunks of one shared array that the threads claim with an atomic cursor
 // (collect_rows_unordered.hpp). Pairs go to a resizable output in one search, each block claiming
 // the next free range with an atomic cursor; to a fixed-size output, counted per block first, then
@@ -53,6 +55,7 @@
 #include "cell_list_layout.hpp"
 #include "chunk_copy.hpp"
 #include "collect_rows.hpp"
+#include "collect_rows_in_place.hpp"
 #include "collect_rows_unordered.hpp"
 
 namespace spatialhash::detail {
@@ -871,16 +874,41 @@ class CellList final : public EngineBase<Dim, T> {
       positions = {layout_.order.data(), PointsView<Dim, T>(sorted_coords.data(), layout_.size())};
     }
     const Ids row_ids = by_position ? Ids::sorted_position : Ids::original;
+    const std::size_t estimate = estimated_entries(search, Stencil::full, layout_.size());
+    const auto run = [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
+      search_block(b, Stencil::full, count_only ? Ids::none : row_ids, search, work, emit);
+    };
+    if constexpr (std::is_same_v<Lists, NeighborLists>) {
+      const bool plain = !request.with_distances && !request.sorted && !request.low_memory;
+      if (plain && estimate > request.row_buffer_bytes / sizeof(index_t)) {
+        // Lists larger than the row buffers may take: written into the output itself and
+        // compacted there (collect_rows_in_place.hpp), each bucket's region sized by its rows'
+        // cell populations; one search instead of a count search and a writing one (W3 at 4M
+        // points, 2 threads: about 1.4x as fast; docs/benchmarks.md). Below the budget the
+        // buffers are as fast or faster (W3 at 1M: 1.2x slower in place).
+        lists.scratch.release();
+        const auto weigh = [&](std::int64_t b, auto&& add) {
+          for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
+            const std::uint32_t first = layout_.cell_start[c], last = layout_.cell_start[c + 1];
+            for (std::uint32_t slot = first; slot < last; ++slot) add(slot, double(last - first));
+          }
+        };
+        if (collect_rows_in_place<CellWork<Dim>>(this->context_.threads, blocks, layout_.order,
+                                                 layout_.size(), estimate, weigh, run, lists,
+                                                 request.in_place)
+                .done) {
+          return;
+        }
+        // Gave up (estimates far too low): counted first, then written into place.
+      }
+    }
     collect_rows<CellWork<Dim>>(
         this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
-        estimated_entries(search, Stencil::full, layout_.size()),
+        estimate,
         [&](std::int64_t b) {
           return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
         },
-        [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
-          search_block(b, Stencil::full, count_only ? Ids::none : row_ids, search, work, emit);
-        },
-        request, lists, positions);
+        run, request, lists, positions);
   }
 
   /// The caller's coordinates in sorted order: point order[p] at p, Dim values per point.
