@@ -360,7 +360,7 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
       SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads");
       // Regions of about 4096 entries: buckets of 1024 rows (the smallest), about 20 of them.
       const InPlaceTuning tuning{
-          .region_entries = 4096, .chunk = 512, .spill_entries = c.spill_entries};
+          .region_entries = 4096, .margin = 0.25, .chunk = 512, .spill_entries = c.spill_entries};
       NeighborLists lists;
       lists.indices.assign(3, 7);  // stale contents must not survive
       int runs = 0;

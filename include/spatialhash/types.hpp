@@ -258,8 +258,10 @@ struct ListOptions {
   /// a copy of the points in its own order, held during the call (Dim values per point).
   bool with_distances = false;
   /// Trade speed for memory: the default engine searches into per-thread buffers and then copies
-  /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers: larger
-  /// lists are searched as with low_memory anyway); with low_memory it searches twice instead
+  /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers:
+  /// larger lists, unsorted and without distances, are written into the output itself with about
+  /// 10% of slack and compacted there, and the others are searched as with low_memory); with
+  /// low_memory it searches twice instead
   /// (once to count, once writing each row in place) and holds nothing beyond the output but
   /// about 12 bytes per row (and the copy of the points that with_distances mentions), and frees
   /// what refilled lists kept (ListScratch). Same lists either way; 1.2-1.6x slower (measured:

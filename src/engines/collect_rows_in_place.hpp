@@ -60,6 +60,8 @@
 namespace spatialhash::detail {
 
 namespace in_place_detail {
+// Hole markers where a row's index would be: no row has these indices, since an index holds
+// fewer than 2^32 - 1 points (validate.cpp), so row indices stay below 0xFFFFFFFE.
 inline constexpr index_t kHole = 0xFFFFFFFFu;   // [kHole, length, length items] skipped
 inline constexpr index_t kHole1 = 0xFFFFFFFEu;  // one item skipped
 
