@@ -141,6 +141,9 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
         2 * in_bucket + thread_count * (tuning.chunk + kCopyChunk) + 64;
     largest = std::max(largest, region_size[b]);
   }
+  // A hole's length is one index_t: regions past that (billions of entries for 1024 rows) are
+  // left to collect_rows.
+  if (largest >= std::size_t{kHole1}) return outcome;
   region_start[0] = largest;  // the gap
   for (std::size_t b = 0; b < buckets; ++b) region_start[b + 1] = region_start[b] + region_size[b];
   sized_for_overwrite(lists.indices, region_start[buckets]);
