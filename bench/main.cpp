@@ -55,8 +55,9 @@ struct Contender {
   std::string name;
   bool ours = true;
   spatialhash::Engine engine = spatialhash::Engine::automatic;
-  /// Lists with ListOptions::low_memory (the contender "low_memory": cell_list counting first).
-  bool low_memory = false;
+  /// Options of its list operations: the contenders "low_memory" and "sorted_lists" are cell_list
+  /// with ListOptions::low_memory (counting first) and ListOptions::sorted (rows sorted by index).
+  spatialhash::ListOptions list_options;
   std::size_t cap = SIZE_MAX;
 };
 
@@ -65,7 +66,8 @@ spatialhash::Engine parse_engine_name(const std::string& name) {
   try {
     return spatialhash::parse_engine(name);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(e.what()) + ", or nanoflann, or low_memory");
+    throw std::invalid_argument(std::string(e.what()) +
+                                ", or nanoflann, low_memory or sorted_lists");
   }
 }
 
@@ -77,6 +79,7 @@ std::vector<Contender> select_contenders(const Settings& s) {
         names.emplace_back(spatialhash::engine_name(engine));
       }
       names.emplace_back("low_memory");
+      names.emplace_back("sorted_lists");
       names.emplace_back("nanoflann");
     } else {
       names.push_back(e);
@@ -92,7 +95,9 @@ std::vector<Contender> select_contenders(const Settings& s) {
     if (eq == std::string::npos) throw std::invalid_argument("--cap wants ENGINE=SIZE, got " + c);
     const std::string value = c.substr(eq + 1);
     const std::string engine = c.substr(0, eq);
-    if (engine != "nanoflann" && engine != "low_memory") parse_engine_name(engine);  // known?
+    if (engine != "nanoflann" && engine != "low_memory" && engine != "sorted_lists") {
+      parse_engine_name(engine);  // known?
+    }
     caps[engine] = value == "none" ? SIZE_MAX : parse_count(value);
   }
   std::vector<Contender> out;
@@ -106,7 +111,10 @@ std::vector<Contender> select_contenders(const Settings& s) {
       c.ours = false;
     } else if (name == "low_memory") {
       c.engine = spatialhash::Engine::cell_list;
-      c.low_memory = true;
+      c.list_options.low_memory = true;
+    } else if (name == "sorted_lists") {
+      c.engine = spatialhash::Engine::cell_list;
+      c.list_options.sorted = true;
     } else {
       c.engine = parse_engine_name(name);
     }
@@ -244,7 +252,7 @@ class Harness {
           }
           const std::function<Measurement()> body = [&] {
             warm_up_threads(threads);
-            return c.ours ? run_ours<Dim, T>(c.engine, c.low_memory, problem, op, threads, policy)
+            return c.ours ? run_ours<Dim, T>(c.engine, c.list_options, problem, op, threads, policy)
                           : run_nanoflann<Dim, T>(problem, op, threads, policy, s_.nanoflann_leaf);
           };
           if (!s_.no_warm_memory) warm_up_memory(warm_memory_bytes(problem.size()));
@@ -304,10 +312,11 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", s.sizes, "point counts, e.g. 10k,100k,1M,4M")->delimiter(',');
   app.add_option("--threads", s.threads, "thread counts (default: 1 and all cores)")
       ->delimiter(',');
-  app.add_option("--engines", s.engines,
-                 "all, or a list of: cell_list dense_grid hashed_grid cell_hash sorted_index "
-                 "multimap brute_force automatic nanoflann low_memory (cell_list's lists with "
-                 "ListOptions::low_memory)")
+  app.add_option(
+         "--engines", s.engines,
+         "all, or a list of: cell_list dense_grid hashed_grid cell_hash sorted_index "
+         "multimap brute_force automatic nanoflann low_memory sorted_lists (cell_list's lists with "
+         "ListOptions::low_memory, or with ListOptions::sorted)")
       ->delimiter(',');
   app.add_option("--ops", s.ops,
                  "all, or a list of: build rebuild_lists step_lists rebuild_rows step_rows "

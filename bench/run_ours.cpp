@@ -28,11 +28,10 @@ std::vector<double> time_lists(bool refill, const Problem<Dim, T>& problem,
 }
 
 template <int Dim, class T>
-Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<Dim, T>& problem,
-                     Op op, int threads, const RepPolicy& policy) {
+Measurement run_ours(spatialhash::Engine engine, const spatialhash::ListOptions& list_options,
+                     const Problem<Dim, T>& problem, Op op, int threads, const RepPolicy& policy) {
   using Index = spatialhash::Index<Dim, T>;
   const spatialhash::Options options{.engine = engine, .threads = threads};
-  const spatialhash::ListOptions list_options{.low_memory = low_memory};
   Measurement m;
   switch (op) {
     case Op::build: {
@@ -117,9 +116,9 @@ Measurement run_ours(spatialhash::Engine engine, bool low_memory, const Problem<
   return m;
 }
 
-#define BENCH_INSTANTIATE(D, T)                                                                 \
-  template Measurement run_ours<D, T>(spatialhash::Engine, bool, const Problem<D, T>&, Op, int, \
-                                      const RepPolicy&);
+#define BENCH_INSTANTIATE(D, T)                                                             \
+  template Measurement run_ours<D, T>(spatialhash::Engine, const spatialhash::ListOptions&, \
+                                      const Problem<D, T>&, Op, int, const RepPolicy&);
 BENCH_INSTANTIATE(2, float)
 BENCH_INSTANTIATE(2, double)
 BENCH_INSTANTIATE(3, float)

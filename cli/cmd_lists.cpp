@@ -1,8 +1,9 @@
 // `spatialhash lists`: the full neighbor list of every point (CSR). Results estimated to fit the
 // --max-buffer budget come from the library's parallel neighbor_lists(): its default search
-// holds the lists twice for a moment, its low-memory one (ListOptions::low_memory) once plus
-// 12 bytes per point, so a result that fits only once takes the latter. Larger ones stream row
-// by row from parallel blocks of ball queries.
+// holds the lists twice for a moment, its low-memory one (ListOptions::low_memory) once plus 12
+// bytes per point (with distances) or an eighth more plus 8 bytes per point (without: written
+// into the output itself and compacted there), so a result that fits only once takes the latter.
+// Larger ones stream row by row from parallel blocks of ball queries.
 #include "command_run.hpp"
 #include "search_rows.hpp"
 #include "text_format.hpp"
@@ -25,7 +26,9 @@ void run_lists(const SearchOptions& options) {
                                      (sizeof(index_t) + (options.distances ? 8.0 : 0.0)) +
                                  sizeof(std::size_t));
     const bool buffered = run.fits_in_memory(2.0 * bytes);
-    if (buffered || run.fits_in_memory(bytes + 12.0 * rows)) {
+    const double low_memory_bytes =
+        options.distances ? bytes + 12.0 * rows : bytes * 1.125 + 8.0 * rows;
+    if (buffered || run.fits_in_memory(low_memory_bytes)) {
       run.phase(buffered ? "search" : "low-memory search");
       const NeighborLists lists = run.progress().while_running("searching", [&] {
         return index.neighbor_lists(ListOptions{.radius = kIndexRadius,

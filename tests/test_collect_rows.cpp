@@ -338,13 +338,14 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
   const SyntheticSearch search(n);
   const std::vector<double> coords = random_coords(n, 11);
   const PointsView<3, double> points(coords.data(), n);
-  enum class Weights { uniform, exact, skewed };
+  enum class Weights { uniform, exact, skewed, mild };
   struct Case {
     std::string name;
     std::size_t estimate;
     Weights weights;
     std::size_t spill_entries;
     bool done, spills;
+    bool low_memory = false;
   };
   const std::size_t unbounded = std::size_t{1} << 40;
   const std::vector<Case> cases = {
@@ -354,10 +355,19 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
       {"skewed weights", search.entries, Weights::skewed, unbounded, true, true},
       {"skewed weights, no room to spill", search.entries, Weights::skewed, 0, false, true},
       {"estimate far too low", search.entries / 4, Weights::uniform, unbounded, false, true},
+      // low_memory: the spill may hold a sixteenth of the estimate, whatever spill_entries says.
+      {"low_memory", search.entries, Weights::uniform, unbounded, true, false, true},
+      {"low_memory, skewed weights", search.entries, Weights::skewed, unbounded, false, true, true},
+      // Odd buckets weigh 0.65 of the even ones': a few of their rows spill, under the cap.
+      {"low_memory, mildly skewed weights", search.entries, Weights::mild, unbounded, true, true,
+       true},
   };
   for (const Case& c : cases) {
     for (const int threads : {1, 2, 3}) {
-      SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads");
+      // Rows sorted as they are written, with 2 threads (each case then has both).
+      const bool sorted = threads == 2;
+      SCOPED_TRACE(c.name + ", " + std::to_string(threads) + " threads" +
+                   (sorted ? ", sorted rows" : ""));
       // Regions of about 4096 entries: buckets of 1024 rows (the smallest), about 20 of them.
       const InPlaceTuning tuning{
           .region_entries = 4096, .margin = 0.25, .chunk = 512, .spill_entries = c.spill_entries};
@@ -373,6 +383,7 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
               const bool odd_bucket = ((search.row_of[s] >> 10) & 1) != 0;
               add(s, c.weights == Weights::uniform ? 1.0
                      : c.weights == Weights::exact ? length
+                     : c.weights == Weights::mild  ? (odd_bucket ? 0.65 : 1.0)
                                                    : (odd_bucket ? 1.0 : 9.0));
             }
           },
@@ -388,7 +399,9 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
               emit(s, work.row.data(), static_cast<std::uint32_t>(row.size()));
             }
           },
-          lists, tuning);
+          spatialhash::detail::ListRequest{
+              .low_memory = c.low_memory, .in_place = tuning, .sorted = sorted},
+          lists);
       EXPECT_EQ(outcome.buckets, (n + 1023) / 1024);
       ASSERT_EQ(outcome.done, c.done);
       if (!c.done) {
@@ -398,7 +411,7 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
       }
       EXPECT_EQ(runs, search.units());
       EXPECT_EQ(outcome.spilled_rows > 0, c.spills) << outcome.spilled_rows;
-      expect_rows(search, points, lists, false, false);
+      expect_rows(search, points, lists, false, sorted);
     }
   }
 }

@@ -318,9 +318,11 @@ class Index:
         (otherwise its order is the engine's). With ``return_distances=True`` a third float64
         array gives the distance of each entry of `indices`.
 
-        ``low_memory=True`` searches twice (once to count, once writing each row in place)
-        instead of collecting rows in per-thread buffers first: the same lists, about 1.3-1.6x
-        slower, without a transient copy of the lists (4 bytes per entry) on top of the result.
+        ``low_memory=True`` collects no rows in per-thread buffers: without distances the rows
+        are written into the output itself and compacted there (within an eighth of slack; as
+        fast as the default at 30 neighbors per point, 1.4x slower at 130), with distances it
+        searches twice (once to count, once writing each row in place; 1.3-1.6x slower). The
+        same lists, without a transient copy of the lists (4 bytes per entry) on top of them.
 
         ``index_dtype=np.int32`` returns `indices` as int32: the library's own array, handed
         over without the int64 copy (half the memory, and faster). Indexes of 2^31 points or

@@ -1,8 +1,9 @@
 // Rows of a parallel search collected into CSR neighbor lists without row buffers: each row is
 // written straight into the output's own storage, into a region reserved for its bucket of
 // caller rows, and the regions are then compacted in place in row order. cell_list uses it for
-// lists larger than the row-buffer budget (collect_rows.hpp), where it replaces a count search
-// followed by a second, writing search.
+// lists without distances (sorted or not) larger than the row-buffer budget (collect_rows.hpp),
+// and for all of them with ListOptions::low_memory, where it replaces a count search followed by
+// a second, writing search. Sorted rows are sorted where they are first written.
 //
 // Layout of the output's index array during the search:
 //
@@ -27,12 +28,15 @@
 // When the spill outgrows its budget, or the invariant fails (estimates far too low), the
 // collection gives up (InPlaceOutcome::done false, `lists` empty); the caller then falls back to
 // collect_rows (count first, then write into place). Either way the memory is bounded by the
-// regions plus the spill budget.
+// regions plus the spill budget (with low_memory, a sixteenth of the estimate).
 //
-// Measured (docs/benchmarks.md, thirty-fourth session): W3 at 4M points, 2 threads, 1.3x as fast
-// as count-then-write on shuffled input and 1.7x on spatially sorted input, for 9% more peak
-// memory. Below the budget the per-thread buffers stay: writing to hundreds of regions at once
-// slows the search more than the compaction saves (W3 at 1M points 1.2-1.4x slower in place).
+// Measured (docs/benchmarks.md, thirty-fourth and thirty-fifth sessions), against count-then-
+// write: W3 at 4M points, 2 threads, 1.3x as fast on shuffled input and 1.7x on spatially sorted
+// input (sorted lists 1.15x, their rows' sort dominates), for 9% more peak memory; low_memory at
+// 1M points, 2 threads, 1.6-2.4x as fast on W1 and W2 and 1.1x on W3, for 6-8% more. Below the
+// budget the per-thread buffers stay the default: writing to hundreds of regions at once slows
+// the search more than the compaction saves where rows are long (W3 at 1M points 1.2-1.4x slower
+// in place; W1 and W2 within noise).
 #pragma once
 
 #include <algorithm>
@@ -43,6 +47,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -54,6 +59,7 @@
 
 #include "../engine_base.hpp"
 #include "../growable_buffer.hpp"
+#include "../simd/row_sort.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
 
@@ -64,6 +70,8 @@ namespace in_place_detail {
 // fewer than 2^32 - 1 points (validate.cpp), so row indices stay below 0xFFFFFFFE.
 inline constexpr index_t kHole = 0xFFFFFFFFu;   // [kHole, length, length items] skipped
 inline constexpr index_t kHole1 = 0xFFFFFFFEu;  // one item skipped
+/// With ListOptions::low_memory the spill holds at most this share of the estimate.
+inline constexpr std::size_t kLowMemorySpillShare = 16;
 
 /// Marks [at, end) as a hole that the compaction skips.
 inline void mark_hole(index_t* at, const index_t* end) {
@@ -88,14 +96,22 @@ struct InPlaceOutcome {
 /// work, count_only, emit) must call emit(slot, ids, count) once for each slot of unit u, ids with
 /// kFilterSlack readable items past count; slot t is caller row row_of[t], and every row in [0,
 /// rows) must be covered by exactly one slot. weigh(u, add) calls add(slot, weight) for the slots
-/// of unit u (weights >= 0, about proportional to the rows' lengths). Gives up (done false,
-/// `lists` empty) as the header comment says.
+/// of unit u (weights >= 0, about proportional to the rows' lengths). With request.sorted each
+/// row is sorted by index where it is first written (in cache); request.in_place tunes the
+/// regions; the request's other fields must be unset (no distances, low_memory aside). Gives up
+/// (done false, `lists` empty) as the header comment says.
 template <class Work, class Weigh, class Run>
 InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
                                      std::span<const index_t> row_of, std::size_t rows,
                                      std::size_t estimate, Weigh weigh, Run run,
-                                     NeighborLists& lists, const InPlaceTuning& tuning = {}) {
+                                     const ListRequest& request, NeighborLists& lists) {
   using namespace in_place_detail;
+  if (request.with_distances) {
+    throw std::logic_error("spatialhash: rows collected in place carry no distances");
+  }
+  const InPlaceTuning& tuning = request.in_place;
+  const bool sorted = request.sorted;
+  const RowSortFn row_sort = best_row_sort();
   const auto thread_count = static_cast<std::size_t>(threads);
   lists.offsets.clear();
   lists.indices.clear();
@@ -155,7 +171,12 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
   std::atomic<bool> given_up = false;
   std::vector<GrowableBuffer<index_t>> spill(thread_count);
   std::vector<std::vector<std::size_t>> entries_of(thread_count);
-  const std::size_t spill_share = tuning.spill_entries / thread_count;
+  // With low_memory the spill stays under a sixteenth of the estimate, so that the peak stays
+  // within about an eighth of the output (the regions' margin is the other sixteenth).
+  const std::size_t spill_entries =
+      request.low_memory ? std::min(tuning.spill_entries, estimate / kLowMemorySpillShare)
+                         : tuning.spill_entries;
+  const std::size_t spill_share = spill_entries / thread_count;
 #pragma omp parallel num_threads(threads)
   {
     const auto t = static_cast<std::size_t>(thread_id());
@@ -192,6 +213,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
             s[0] = row;
             s[1] = length;
             copy_in_chunks(s + 2, ids, length);
+            if (sorted) sort_row(row_sort, s + 2, length);
             spilled.grow(std::size_t{length} + 2);
             return;
           }
@@ -200,6 +222,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
         p[0] = row;
         p[1] = length;
         copy_in_chunks(p + 2, ids, length);
+        if (sorted) sort_row(row_sort, p + 2, length);
         cursor[b] = p + 2 + length;
         // The next row of this bucket goes right after: its lines are prefetched for writing
         // (rows go to many regions at once, which the hardware prefetcher does not follow).
