@@ -61,14 +61,29 @@ struct Contender {
   std::size_t cap = SIZE_MAX;
 };
 
-/// spatialhash::parse_engine, with nanoflann named among the valid choices.
-spatialhash::Engine parse_engine_name(const std::string& name) {
-  try {
-    return spatialhash::parse_engine(name);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(e.what()) +
-                                ", or nanoflann, low_memory or sorted_lists");
+/// The contender called `name` (cap unset): an engine of ours (spatialhash::parse_engine), one
+/// of the cell_list variants below, or nanoflann; throws std::invalid_argument naming the valid
+/// choices otherwise.
+Contender contender_named(const std::string& name) {
+  Contender c;
+  c.name = name;
+  if (name == "nanoflann") {
+    c.ours = false;
+  } else if (name == "low_memory") {
+    c.engine = spatialhash::Engine::cell_list;
+    c.list_options.low_memory = true;
+  } else if (name == "sorted_lists") {
+    c.engine = spatialhash::Engine::cell_list;
+    c.list_options.sorted = true;
+  } else {
+    try {
+      c.engine = spatialhash::parse_engine(name);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string(e.what()) +
+                                  ", or nanoflann, low_memory or sorted_lists");
+    }
   }
+  return c;
 }
 
 std::vector<Contender> select_contenders(const Settings& s) {
@@ -95,9 +110,7 @@ std::vector<Contender> select_contenders(const Settings& s) {
     if (eq == std::string::npos) throw std::invalid_argument("--cap wants ENGINE=SIZE, got " + c);
     const std::string value = c.substr(eq + 1);
     const std::string engine = c.substr(0, eq);
-    if (engine != "nanoflann" && engine != "low_memory" && engine != "sorted_lists") {
-      parse_engine_name(engine);  // known?
-    }
+    contender_named(engine);  // known?
     caps[engine] = value == "none" ? SIZE_MAX : parse_count(value);
   }
   std::vector<Contender> out;
@@ -105,19 +118,7 @@ std::vector<Contender> select_contenders(const Settings& s) {
     if (std::any_of(out.begin(), out.end(), [&](const Contender& c) { return c.name == name; })) {
       continue;
     }
-    Contender c;
-    c.name = name;
-    if (name == "nanoflann") {
-      c.ours = false;
-    } else if (name == "low_memory") {
-      c.engine = spatialhash::Engine::cell_list;
-      c.list_options.low_memory = true;
-    } else if (name == "sorted_lists") {
-      c.engine = spatialhash::Engine::cell_list;
-      c.list_options.sorted = true;
-    } else {
-      c.engine = parse_engine_name(name);
-    }
+    Contender c = contender_named(name);
     if (const auto it = caps.find(name); it != caps.end()) c.cap = it->second;
     out.push_back(c);
   }

@@ -70,7 +70,8 @@ TEST(ListsInPlace, ListsAboveTheBudgetMatchTheOracle) {
           engine->neighbor_lists(
               {.radius = cloud.radius,
                .low_memory = low_memory,
-               .row_buffer_bytes = low_memory ? std::size_t{1} << 30 : 4,
+               .row_buffer_bytes =
+                   low_memory ? spatialhash::detail::ListRequest{}.row_buffer_bytes : 4,
                .in_place = {.region_entries = 2048, .margin = margin, .chunk = 256},
                .sorted = sorted_rows},
               lists);
