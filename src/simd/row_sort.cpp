@@ -43,7 +43,7 @@ void merge_branch_free(const index_t* a, std::size_t na, const index_t* b, std::
   std::copy(b, b_end, out);
 }
 
-/// The merge that goes with `kernel`: 8 entries at a time where the kernel is a vector one (every
+/// The merge that goes with `kernel`: 16 entries at a time where the kernel is a vector one (every
 /// AVX-512 processor has AVX2).
 RunMergeFn merge_for(RowSortFn kernel) {
 #ifdef SPATIALHASH_HAVE_AVX2
@@ -56,9 +56,9 @@ RunMergeFn merge_for(RowSortFn kernel) {
 }
 
 /// Sorts a row of kRankSortMax < length <= kMergeSortMax entries: runs of kRankSortMax sorted by
-/// `kernel`, copied into a buffer on the stack padded with the largest index to a multiple of 8
-/// entries (the vector merge's unit; a padded run is still sorted, and entries equal to the
-/// padding are indistinguishable from it), merged pairwise back and forth between two buffers,
+/// `kernel`, copied into a buffer on the stack padded with the largest index to a multiple of
+/// kMergeUnit entries (the vector merge's unit; a padded run is still sorted, and entries equal to
+/// the padding are indistinguishable from it), merged pairwise back and forth between two buffers,
 /// and the first `length` entries copied back. Returns false, the row permuted, when the kernel
 /// refuses a run (a repeated index).
 bool sort_by_runs(RowSortFn kernel, index_t* ids, std::size_t length) {
@@ -66,7 +66,7 @@ bool sort_by_runs(RowSortFn kernel, index_t* ids, std::size_t length) {
     if (!kernel(ids + start, nullptr, std::min(kRankSortMax, length - start))) return false;
   }
   const RunMergeFn merge = merge_for(kernel);
-  const std::size_t padded = (length + 7) / 8 * 8;
+  const std::size_t padded = (length + kMergeUnit - 1) / kMergeUnit * kMergeUnit;
   index_t first[kMergeSortMax], second[kMergeSortMax];  // entries written before they are read
   std::copy(ids, ids + length, first);
   std::fill(first + length, first + padded, std::numeric_limits<index_t>::max());

@@ -4,10 +4,11 @@
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
 // docs/benchmarks.md). The vector kernels sort rows without distances with a bitonic network
-// instead: up to 64 entries in two or four AVX-512 registers, or in four or eight AVX2 ones (a row
-// of 28: 64 -> 38 ns with AVX-512, 84-96 -> 45 ns with AVX2; of 60: 181 -> 63 ns with AVX-512,
-// 457-508 -> 165-176 ns with AVX2 on a Zen 3; sorted W1 lists 109-113 -> 90-91 ms). A scalar
-// version for every machine, and AVX2 and AVX-512 ones chosen at run time.
+// instead: up to 64 entries in two or four AVX-512 registers (a row of 28: 64 -> 38 ns; of 60:
+// 181 -> 63 ns), or in one to eight AVX2 ones (row_sort_avx2.cpp; on a Zen 3, `bench/row_sort`: a
+// row of 28 in 30-40 ns, of 64 in 75 ns, of 131 through runs and merges in 350 ns, 6-10x the
+// scalar kernel and 9-18x std::sort). A scalar version for every machine, and AVX2 and AVX-512
+// ones chosen at run time.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +23,9 @@ inline constexpr std::size_t kRankSortMax = 64;
 
 /// Sorts ids[0 .. length) ascending, with distances[k] (unless distances is null) moving with
 /// ids[k]; length <= kRankSortMax. Ranks are a permutation only when the ids are distinct (they
-/// are in a neighbor row): a kernel checks that and returns false, leaving the row unchanged,
-/// when they are not.
+/// are in a neighbor row): a rank sort checks that and returns false, leaving the row unchanged,
+/// when they are not. The sorting networks (rows without distances, vector kernels) sort any row
+/// and return true.
 using RowSortFn = bool (*)(index_t* ids, double* distances, std::size_t length);
 
 bool row_sort_scalar(index_t* ids, double* distances, std::size_t length);
@@ -34,8 +36,12 @@ bool row_sort_avx512(index_t* ids, double* distances, std::size_t length);
 using RunMergeFn = void (*)(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
                             index_t* out);
 
-/// RunMergeFn with AVX2: 8 entries at a time through a bitonic merge of two registers. na and nb
-/// must be multiples of 8, na at least 8. Called for the AVX2 and AVX-512 row sorts.
+/// The block the vector merge takes at a time; sort_row pads runs to a multiple of it.
+inline constexpr std::size_t kMergeUnit = 16;
+
+/// RunMergeFn with AVX2: kMergeUnit entries at a time through a bitonic merge of four registers.
+/// na and nb must be multiples of kMergeUnit, na at least kMergeUnit. Called for the AVX2 and
+/// AVX-512 row sorts.
 void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
                      index_t* out);
 
@@ -46,9 +52,10 @@ RowSortFn best_row_sort(Simd limit = Simd::automatic);
 inline constexpr std::size_t kMergeSortMax = 1024;
 
 /// Sorts one row of neighbor indices ascending with `kernel` (best_row_sort()): whole, up to
-/// kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then merged (8
+/// kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then merged (16
 /// entries at a time with a vector kernel, one at a time without branches with the scalar one),
-/// up to kMergeSortMax; by std::sort when it is longer or a run repeats an index. Out of line on
+/// up to kMergeSortMax; by std::sort when it is longer or the kernel refuses a run (a rank sort,
+/// on a repeated index). Out of line on
 /// purpose: the collectors call it from the search's row emission, where an inlined std::sort
 /// would only add code.
 void sort_row(RowSortFn kernel, index_t* ids, std::size_t length);

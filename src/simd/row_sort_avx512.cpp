@@ -91,10 +91,11 @@ void merge(Registers<R>& registers) {
 }
 
 /// Sorts ids[0 .. length) (length <= 16 R, no distances) with the bitonic network in R registers,
-/// the lanes past the row filled with the largest index. Returns false, leaving the row unchanged,
-/// when it repeats an index (as the rank kernels do).
+/// the lanes past the row filled with the largest index. A network sorts repeated indices as well
+/// as distinct ones (entries equal to the filler are indistinguishable from it): it never refuses
+/// a row.
 template <int R>
-bool network_sort(index_t* ids, std::size_t length) {
+void network_sort(index_t* ids, std::size_t length) {
   const std::uint64_t lanes = length >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << length) - 1;
   const __m512i filler = _mm512_set1_epi32(-1);
   Registers<R> r;
@@ -108,26 +109,22 @@ bool network_sort(index_t* ids, std::size_t length) {
   merge<R, 16>(r);
   merge<R, 32>(r);
   if constexpr (R == 4) merge<R, 64>(r);
-  // Equal neighbours within the row: a repeated index. Lane i of the shifted register holds the
-  // entry after lane i (the last lane: the first of the next register).
-  std::uint64_t repeats = 0;
-  for (int a = 0; a < R; ++a) {
-    const __m512i next =
-        _mm512_mask_alignr_epi32(r.lanes[a], kAll, r.lanes[(a + 1) % R], r.lanes[a], 1);
-    repeats |= std::uint64_t{_mm512_cmpeq_epi32_mask(r.lanes[a], next)} << (16 * a);
-  }
-  if ((repeats & (lanes >> 1)) != 0) return false;
   for (int a = 0; a < R; ++a) {
     _mm512_mask_storeu_epi32(ids + 16 * a, static_cast<__mmask16>(lanes >> (16 * a)), r.lanes[a]);
   }
-  return true;
 }
 
 }  // namespace
 
 bool row_sort_avx512(index_t* ids, double* distances, std::size_t length) {
-  if (distances == nullptr && length <= 32) return network_sort<2>(ids, length);
-  if (distances == nullptr && length <= kNetworkMax) return network_sort<4>(ids, length);
+  if (distances == nullptr && length <= kNetworkMax) {
+    if (length <= 32) {
+      network_sort<2>(ids, length);
+    } else {
+      network_sort<4>(ids, length);
+    }
+    return true;
+  }
   // Room for the last vector's lanes past the row (read, never placed).
   alignas(64) index_t keys[kRankSortMax + 16] = {};
   alignas(64) unsigned ranks[kRankSortMax + 16];
