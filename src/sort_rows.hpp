@@ -9,10 +9,24 @@
 #include <utility>
 #include <vector>
 
+#include "engines/chunk_copy.hpp"
 #include "simd/row_sort.hpp"
 #include "spatialhash/types.hpp"
 
 namespace spatialhash::detail {
+
+/// Stores a row the search reported, ids[0 .. length), at `target`: sorted by index with `kernel`
+/// when `sorted` (straight from the search's output: a copy first cost a stall, the sort's loads
+/// waiting on the copy's stores), else copied in whole chunks (copy_in_chunks: `target` needs
+/// room for kCopyChunk - 1 entries past the row, and `ids` as many readable).
+inline void store_row(const index_t* ids, std::size_t length, index_t* target, bool sorted,
+                      RowSortFn kernel) {
+  if (sorted) {
+    sort_row(kernel, ids, target, length);
+  } else {
+    copy_in_chunks(target, ids, length);
+  }
+}
 
 /// Sorts each of `rows` rows by neighbor index, carrying distances along: row i is the
 /// row_length(i) entries of `indices` (and of `distances` unless it is empty) from row_begin(i).
@@ -35,11 +49,11 @@ void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index
       const std::size_t length = row_length(i);
       index_t* indices = all_indices + begin;
       if (!with_distances) {
-        sort_row(row_sort, indices, length);
+        sort_row(row_sort, indices, indices, length);
         continue;
       }
       double* row_distances = all_distances + begin;
-      if (length <= kRankSortMax && row_sort(indices, row_distances, length)) continue;
+      if (length <= kRankSortMax && row_sort(indices, indices, row_distances, length)) continue;
       row.clear();
       for (std::size_t k = 0; k < length; ++k) row.emplace_back(indices[k], row_distances[k]);
       std::sort(row.begin(), row.end());

@@ -281,8 +281,8 @@ TEST(SortRows, MatchesStdSortWithAndWithoutRepeats) {
 // Each row sort kernel (simd/row_sort.hpp) this processor runs against std::sort of (index,
 // distance) pairs: every length up to kRankSortMax, indices over the whole uint32 range (AVX2
 // compares signed lanes: the top bit must still order as unsigned), with and without distances,
-// nothing written outside the row; a row that repeats an index is refused and left as it was by
-// a rank sort, and sorted by a network.
+// in place and from a row elsewhere (left as it was), nothing written outside the row; a row that
+// repeats an index is refused, nothing written, by a rank sort, and sorted by a network.
 TEST(RowSortKernels, EveryLevelMatchesStdSort) {
   using spatialhash::index_t;
   using spatialhash::Simd;
@@ -292,57 +292,71 @@ TEST(RowSortKernels, EveryLevelMatchesStdSort) {
     SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)));
     const spatialhash::detail::RowSortFn kernel = spatialhash::detail::best_row_sort(level);
     for (std::size_t length = 0; length <= spatialhash::detail::kRankSortMax; ++length) {
-      for (bool with_distances : {false, true}) {
-        std::vector<std::pair<index_t, double>> want;
-        std::set<index_t> used;
-        std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFEu);
-        while (want.size() < length) {
-          const index_t j = length % 3 == 0 ? id(g) : id(g) % 200;  // spread out and close
-          if (used.insert(j).second) want.emplace_back(j, 0.25 * j + 1.0);
-        }
-        // The row sits between guard entries the kernel must leave alone (the vector kernels
-        // store whole registers, the last one overlapping the one before).
-        constexpr std::size_t kGuard = 16;
-        constexpr index_t kGuardValue = 0x5A5A5A5Au;
-        std::vector<index_t> guarded(length + 2 * kGuard, kGuardValue);
-        std::vector<double> distances;
-        for (std::size_t k = 0; k < length; ++k) {
-          guarded[kGuard + k] = want[k].first;
-          distances.push_back(want[k].second);
-        }
-        ASSERT_TRUE(
-            kernel(guarded.data() + kGuard, with_distances ? distances.data() : nullptr, length))
-            << "length " << length;
-        for (std::size_t k = 0; k < kGuard; ++k) {
-          ASSERT_EQ(guarded[k], kGuardValue) << "length " << length << ": wrote before the row";
-          ASSERT_EQ(guarded[kGuard + length + k], kGuardValue)
-              << "length " << length << ": wrote past the row";
-        }
-        const std::vector<index_t> ids(guarded.begin() + kGuard, guarded.begin() + kGuard + length);
-        std::sort(want.begin(), want.end());
-        for (std::size_t k = 0; k < length; ++k) {
-          ASSERT_EQ(ids[k], want[k].first) << "length " << length << " #" << k;
-          if (with_distances) {
-            ASSERT_EQ(distances[k], want[k].second) << "length " << length;
+      for (const bool with_distances : {false, true}) {
+        for (const bool in_place : {true, false}) {
+          SCOPED_TRACE("length " + std::to_string(length) + (in_place ? " in place" : " copied") +
+                       (with_distances ? " with distances" : ""));
+          std::vector<std::pair<index_t, double>> want;
+          std::set<index_t> used;
+          std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFEu);
+          while (want.size() < length) {
+            const index_t j = length % 3 == 0 ? id(g) : id(g) % 200;  // spread out and close
+            if (used.insert(j).second) want.emplace_back(j, 0.25 * j + 1.0);
           }
+          // The row is written between guard entries the kernel must leave alone (the vector
+          // kernels store whole registers, the last one overlapping the one before). Copied, it
+          // is read from `source` and the target's row starts as guard entries too.
+          constexpr std::size_t kGuard = 16;
+          constexpr index_t kGuardValue = 0x5A5A5A5Au;
+          std::vector<index_t> guarded(length + 2 * kGuard, kGuardValue);
+          std::vector<index_t> source;
+          std::vector<double> distances;
+          for (std::size_t k = 0; k < length; ++k) {
+            if (in_place) guarded[kGuard + k] = want[k].first;
+            source.push_back(want[k].first);
+            distances.push_back(want[k].second);
+          }
+          const std::vector<index_t> source_before = source;
+          index_t* const target = guarded.data() + kGuard;
+          ASSERT_TRUE(kernel(in_place ? target : source.data(), target,
+                             with_distances ? distances.data() : nullptr, length));
+          for (std::size_t k = 0; k < kGuard; ++k) {
+            ASSERT_EQ(guarded[k], kGuardValue) << "wrote before the row";
+            ASSERT_EQ(guarded[kGuard + length + k], kGuardValue) << "wrote past the row";
+          }
+          EXPECT_EQ(source, source_before) << "changed the row it sorted from";
+          const std::vector<index_t> ids(target, target + length);
+          std::sort(want.begin(), want.end());
+          for (std::size_t k = 0; k < length; ++k) {
+            ASSERT_EQ(ids[k], want[k].first) << "#" << k;
+            if (with_distances) {
+              ASSERT_EQ(distances[k], want[k].second);
+            }
+          }
+          if (length < 2) continue;
+          // A repeated index: a rank sort (with distances, or the scalar kernel) refuses the row
+          // and writes nothing; a network (the vector kernels without distances) sorts it.
+          std::vector<index_t> repeated = ids;
+          std::reverse(repeated.begin(), repeated.end());
+          repeated[length / 2] = repeated[0];
+          const std::vector<index_t> before = repeated;
+          std::vector<index_t> copy_target(length, kGuardValue);
+          index_t* const repeated_target = in_place ? repeated.data() : copy_target.data();
+          const std::vector<index_t> target_before(repeated_target, repeated_target + length);
+          std::vector<double> repeated_distances = distances;
+          const bool network = level != Simd::scalar && !with_distances;
+          EXPECT_EQ(kernel(repeated.data(), repeated_target,
+                           with_distances ? repeated_distances.data() : nullptr, length),
+                    network);
+          std::vector<index_t> want_repeated = before;
+          if (network) std::sort(want_repeated.begin(), want_repeated.end());
+          if (!network) want_repeated = target_before;
+          EXPECT_EQ(std::vector<index_t>(repeated_target, repeated_target + length), want_repeated);
+          if (!in_place) {
+            EXPECT_EQ(repeated, before) << "changed the row it sorted from";
+          }
+          EXPECT_EQ(repeated_distances, distances);
         }
-        if (length < 2) continue;
-        // A repeated index: a rank sort (with distances, or the scalar kernel) refuses the row
-        // and moves nothing; a network (the vector kernels without distances) sorts it.
-        std::vector<index_t> repeated = ids;
-        std::reverse(repeated.begin(), repeated.end());
-        repeated[length / 2] = repeated[0];
-        const std::vector<index_t> before = repeated;
-        std::vector<double> repeated_distances = distances;
-        const bool network = level != Simd::scalar && !with_distances;
-        EXPECT_EQ(
-            kernel(repeated.data(), with_distances ? repeated_distances.data() : nullptr, length),
-            network)
-            << "length " << length;
-        std::vector<index_t> want_repeated = before;
-        if (network) std::sort(want_repeated.begin(), want_repeated.end());
-        EXPECT_EQ(repeated, want_repeated) << "length " << length;
-        EXPECT_EQ(repeated_distances, distances) << "length " << length;
       }
     }
   }
@@ -351,7 +365,8 @@ TEST(RowSortKernels, EveryLevelMatchesStdSort) {
 // sort_row (simd/row_sort.hpp) with each kernel this processor runs, against std::sort: rows
 // around and past every boundary of its three ways (whole rows up to kRankSortMax, runs merged up
 // to kMergeSortMax, std::sort beyond), indices over the whole uint32 range and close together,
-// and rows that repeat an index (still sorted, repeats kept) within a run or across two.
+// and rows that repeat an index (still sorted, repeats kept) within a run or across two; each
+// from a row elsewhere and in place.
 TEST(RowSortKernels, SortRowMatchesStdSortOnLongRows) {
   using spatialhash::index_t;
   using spatialhash::Simd;
@@ -388,7 +403,13 @@ TEST(RowSortKernels, SortRowMatchesStdSortOnLongRows) {
         if (kind == 4) ids[length / 2] = std::numeric_limits<index_t>::max();
         std::vector<index_t> want = ids;
         std::sort(want.begin(), want.end());
-        spatialhash::detail::sort_row(kernel, ids.data(), length);
+        // From a row elsewhere (left as it was), then in place.
+        const std::vector<index_t> source = ids;
+        std::vector<index_t> target(length, 0x5A5A5A5Au);
+        spatialhash::detail::sort_row(kernel, source.data(), target.data(), length);
+        ASSERT_EQ(target, want) << "length " << length << " kind " << kind << ", copied";
+        ASSERT_EQ(source, ids) << "length " << length << " kind " << kind << ": source changed";
+        spatialhash::detail::sort_row(kernel, ids.data(), ids.data(), length);
         ASSERT_EQ(ids, want) << "length " << length << " kind " << kind;
       }
     }

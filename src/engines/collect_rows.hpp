@@ -152,8 +152,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       run(u, work, false, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
         // A row has kFilterSlack spare (block_filter.hpp): copied in chunks.
         index_t* row = out.reserve_more(length + kCopyChunk);
-        copy_in_chunks(row, ids, length);
-        if (sorted) sort_row(row_sort, row, length);
+        store_row(ids, length, row, sorted, row_sort);
         out.grow(length);
         row_length[slot] = length;
       });
@@ -204,8 +203,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
                 __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
               }
               if (sorted) {
-                sorted_row.assign(ids, ids + length);
-                sort_row(row_sort, sorted_row.data(), length);
+                sorted_row.resize(length);
+                sort_row(row_sort, ids, sorted_row.data(), length);
                 ids = sorted_row.data();
               }
               place_row(slot, ids);

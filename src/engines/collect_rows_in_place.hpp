@@ -59,7 +59,7 @@
 
 #include "../engine_base.hpp"
 #include "../growable_buffer.hpp"
-#include "../simd/row_sort.hpp"
+#include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
 
@@ -212,8 +212,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
             index_t* const s = spilled.reserve_more(need);
             s[0] = row;
             s[1] = length;
-            copy_in_chunks(s + 2, ids, length);
-            if (sorted) sort_row(row_sort, s + 2, length);
+            store_row(ids, length, s + 2, sorted, row_sort);
             spilled.grow(std::size_t{length} + 2);
             return;
           }
@@ -221,8 +220,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
         index_t* const p = cursor[b];
         p[0] = row;
         p[1] = length;
-        copy_in_chunks(p + 2, ids, length);
-        if (sorted) sort_row(row_sort, p + 2, length);
+        store_row(ids, length, p + 2, sorted, row_sort);
         cursor[b] = p + 2 + length;
         // The next row of this bucket goes right after: its lines are prefetched for writing
         // (rows go to many regions at once, which the hardware prefetcher does not follow).

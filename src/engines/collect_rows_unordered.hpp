@@ -118,15 +118,13 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
           if (full) {
             slot_start[slot] = kSpilled | own_spill.size();
             index_t* row = own_spill.reserve_more(need);
-            copy_in_chunks(row, ids, length);
-            if (sorted) sort_row(row_sort, row, length);
+            store_row(ids, length, row, sorted, row_sort);
             own_spill.grow(length);
             return;
           }
         }
         slot_start[slot] = at;
-        copy_in_chunks(shared + at, ids, length);
-        if (sorted) sort_row(row_sort, shared + at, length);
+        store_row(ids, length, shared + at, sorted, row_sort);
         at += length;
       });
     }

@@ -8,11 +8,11 @@
 
 namespace spatialhash::detail {
 
-bool row_sort_scalar(index_t* ids, double* distances, std::size_t length) {
+bool row_sort_scalar(const index_t* from, index_t* ids, double* distances, std::size_t length) {
   std::array<index_t, kRankSortMax> keys;
   std::array<double, kRankSortMax> distance_copy;
   std::array<unsigned, kRankSortMax> ranks;
-  std::copy(ids, ids + length, keys.begin());
+  std::copy(from, from + length, keys.begin());
   if (distances != nullptr) std::copy(distances, distances + length, distance_copy.begin());
   for (std::size_t k = 0; k < length; ++k) {
     unsigned rank = 0;
@@ -55,43 +55,44 @@ RunMergeFn merge_for(RowSortFn kernel) {
   return &merge_branch_free;
 }
 
-/// Sorts a row of kRankSortMax < length <= kMergeSortMax entries: runs of kRankSortMax sorted by
-/// `kernel`, copied into a buffer on the stack padded with the largest index to a multiple of
-/// kMergeUnit entries (the vector merge's unit; a padded run is still sorted, and entries equal to
-/// the padding are indistinguishable from it), merged pairwise back and forth between two buffers,
-/// and the first `length` entries copied back. Returns false, the row permuted, when the kernel
-/// refuses a run (a repeated index).
-bool sort_by_runs(RowSortFn kernel, index_t* ids, std::size_t length) {
-  for (std::size_t start = 0; start < length; start += kRankSortMax) {
-    if (!kernel(ids + start, nullptr, std::min(kRankSortMax, length - start))) return false;
-  }
-  const RunMergeFn merge = merge_for(kernel);
+/// Sorts a row of kRankSortMax < length <= kMergeSortMax entries from `from` into `ids`: runs of
+/// kRankSortMax sorted by `kernel` into a buffer on the stack padded with the largest index to a
+/// multiple of kMergeUnit entries (the vector merge's unit; a padded run is still sorted, and
+/// entries equal to the padding are indistinguishable from it), merged pairwise back and forth
+/// between two buffers, and the first `length` entries copied to `ids`. Returns false, writing
+/// nothing to `ids`, when the kernel refuses a run (a repeated index).
+bool sort_by_runs(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length) {
   const std::size_t padded = (length + kMergeUnit - 1) / kMergeUnit * kMergeUnit;
   index_t first[kMergeSortMax], second[kMergeSortMax];  // entries written before they are read
-  std::copy(ids, ids + length, first);
+  for (std::size_t start = 0; start < length; start += kRankSortMax) {
+    const std::size_t run = std::min(kRankSortMax, length - start);
+    if (!kernel(from + start, first + start, nullptr, run)) return false;
+  }
   std::fill(first + length, first + padded, std::numeric_limits<index_t>::max());
-  index_t* from = first;
-  index_t* to = second;
+  const RunMergeFn merge = merge_for(kernel);
+  index_t* source = first;
+  index_t* target = second;
   for (std::size_t run = kRankSortMax; run < padded; run *= 2) {
     for (std::size_t start = 0; start < padded; start += 2 * run) {
       const std::size_t middle = std::min(start + run, padded);
       const std::size_t end = std::min(start + 2 * run, padded);
-      merge(from + start, middle - start, from + middle, end - middle, to + start);
+      merge(source + start, middle - start, source + middle, end - middle, target + start);
     }
-    std::swap(from, to);
+    std::swap(source, target);
   }
-  std::copy(from, from + length, ids);
+  std::copy(source, source + length, ids);
   return true;
 }
 
 }  // namespace
 
-void sort_row(RowSortFn kernel, index_t* ids, std::size_t length) {
+void sort_row(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length) {
   if (length <= kRankSortMax) {
-    if (kernel(ids, nullptr, length)) return;
+    if (kernel(from, ids, nullptr, length)) return;
   } else if (length <= kMergeSortMax) {
-    if (sort_by_runs(kernel, ids, length)) return;
+    if (sort_by_runs(kernel, from, ids, length)) return;
   }
+  if (from != ids) std::copy(from, from + length, ids);
   std::sort(ids, ids + length);
 }
 

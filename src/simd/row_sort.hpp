@@ -4,11 +4,11 @@
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
 // docs/benchmarks.md). The vector kernels sort rows without distances with a bitonic network
-// instead: up to 64 entries in two or four AVX-512 registers (a row of 28: 64 -> 38 ns; of 60:
-// 181 -> 63 ns), or in one to eight AVX2 ones (row_sort_avx2.cpp; on a Zen 3, `bench/row_sort`: a
-// row of 28 in 30-40 ns, of 64 in 75 ns, of 131 through runs and merges in 350 ns, 6-10x the
-// scalar kernel and 9-18x std::sort). A scalar version for every machine, and AVX2 and AVX-512
-// ones chosen at run time.
+// instead: up to 64 entries in one, two or four AVX-512 registers (on a Zen 5, `bench/row_sort`:
+// a row of 28 in 16 ns, of 64 in 36 ns), or in one to eight AVX2 ones (row_sort_avx2.cpp; on a Zen
+// 3, `bench/row_sort`: a row of 28 in 30-40 ns, of 64 in 75 ns, of 131 through runs and merges in
+// 350 ns, 6-10x the scalar kernel and 9-18x std::sort). A scalar version for every machine, and
+// AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 
 #include <cstddef>
@@ -21,16 +21,19 @@ namespace spatialhash::detail {
 /// The longest row a rank sort takes; sort_rows gives longer ones to std::sort.
 inline constexpr std::size_t kRankSortMax = 64;
 
-/// Sorts ids[0 .. length) ascending, with distances[k] (unless distances is null) moving with
-/// ids[k]; length <= kRankSortMax. Ranks are a permutation only when the ids are distinct (they
-/// are in a neighbor row): a rank sort checks that and returns false, leaving the row unchanged,
-/// when they are not. The sorting networks (rows without distances, vector kernels) sort any row
-/// and return true.
-using RowSortFn = bool (*)(index_t* ids, double* distances, std::size_t length);
+/// Writes the entries from[0 .. length) to ids[0 .. length) in ascending order, with
+/// distances[k] (unless distances is null) moving with entry k; length <= kRankSortMax. `from` may
+/// be `ids` (a sort in place) or a row elsewhere (the search's output: the collectors sort rows as
+/// they store them, so that no copy lies between the search and the sort). Ranks are a
+/// permutation only when the entries are distinct (they are in a neighbor row): a rank sort
+/// checks that and returns false, writing nothing, when they are not. The sorting networks (rows
+/// without distances, vector kernels) sort any row and return true.
+using RowSortFn = bool (*)(const index_t* from, index_t* ids, double* distances,
+                           std::size_t length);
 
-bool row_sort_scalar(index_t* ids, double* distances, std::size_t length);
-bool row_sort_avx2(index_t* ids, double* distances, std::size_t length);
-bool row_sort_avx512(index_t* ids, double* distances, std::size_t length);
+bool row_sort_scalar(const index_t* from, index_t* ids, double* distances, std::size_t length);
+bool row_sort_avx2(const index_t* from, index_t* ids, double* distances, std::size_t length);
+bool row_sort_avx512(const index_t* from, index_t* ids, double* distances, std::size_t length);
 
 /// Merges the ascending ranges a[0 .. na) and b[0 .. nb) into out[0 .. na + nb), ascending.
 using RunMergeFn = void (*)(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
@@ -51,14 +54,14 @@ RowSortFn best_row_sort(Simd limit = Simd::automatic);
 /// The longest row sort_row() sorts by runs of kRankSortMax entries, merged (8 KiB of stack).
 inline constexpr std::size_t kMergeSortMax = 1024;
 
-/// Sorts one row of neighbor indices ascending with `kernel` (best_row_sort()): whole, up to
-/// kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then merged (16
-/// entries at a time with a vector kernel, one at a time without branches with the scalar one),
-/// up to kMergeSortMax; by std::sort when it is longer or the kernel refuses a run (a rank sort,
-/// on a repeated index). Out of line on
-/// purpose: the collectors call it from the search's row emission, where an inlined std::sort
-/// would only add code.
-void sort_row(RowSortFn kernel, index_t* ids, std::size_t length);
+/// Writes one row of neighbor indices, from[0 .. length), to ids[0 .. length) in ascending order
+/// (`from` may be `ids`; otherwise the two must not overlap) with `kernel` (best_row_sort()):
+/// whole, up to kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then
+/// merged (16 entries at a time with a vector kernel, one at a time without branches with the
+/// scalar one), up to kMergeSortMax; by std::sort when it is longer or the kernel refuses a run (a
+/// rank sort, on a repeated index). Out of line on purpose: the collectors call it from the
+/// search's row emission, where an inlined std::sort would only add code.
+void sort_row(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length);
 
 /// Writes the row in rank order from its copies (keys, distance_copy) once `placed` (a bit per
 /// rank) shows the ranks are a permutation of [0, length); returns whether they were.

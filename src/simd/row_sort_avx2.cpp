@@ -249,14 +249,14 @@ void store_row(const Registers<R>& r, std::size_t length, index_t* ids) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(ids + length - 8), last8);
 }
 
-/// Sorts ids[0 .. length) (length <= 8 R, no distances) in R registers, the lanes past the row
-/// holding the largest index: a bitonic network for R <= 4, the column sort for R = 8. A network
-/// sorts repeated indices as well as distinct ones (entries equal to the filler are
-/// indistinguishable from it), so it never refuses a row.
+/// Sorts from[0 .. length) into ids[0 .. length) (length <= 8 R, no distances) in R registers,
+/// the lanes past the row holding the largest index: a bitonic network for R <= 4, the column
+/// sort for R = 8. A network sorts repeated indices as well as distinct ones (entries equal to
+/// the filler are indistinguishable from it), so it never refuses a row.
 template <int R>
-void network_sort(index_t* ids, std::size_t length) {
+void network_sort(const index_t* from, index_t* ids, std::size_t length) {
   Registers<R> r;
-  load_row<R>(ids, length, r);
+  load_row<R>(from, length, r);
   if constexpr (R == 8) {
     column_sort(r);
   } else {
@@ -271,16 +271,16 @@ void network_sort(index_t* ids, std::size_t length) {
 
 }  // namespace
 
-bool row_sort_avx2(index_t* ids, double* distances, std::size_t length) {
+bool row_sort_avx2(const index_t* from, index_t* ids, double* distances, std::size_t length) {
   if (distances == nullptr && length <= kNetworkMax) {
     if (length <= 8) {
-      network_sort<1>(ids, length);
+      network_sort<1>(from, ids, length);
     } else if (length <= 16) {
-      network_sort<2>(ids, length);
+      network_sort<2>(from, ids, length);
     } else if (length <= 32) {
-      network_sort<4>(ids, length);
+      network_sort<4>(from, ids, length);
     } else {
-      network_sort<8>(ids, length);
+      network_sort<8>(from, ids, length);
     }
     return true;
   }
@@ -290,7 +290,7 @@ bool row_sort_avx2(index_t* ids, double* distances, std::size_t length) {
   alignas(32) unsigned ranks[kRankSortMax + 8];
   index_t keys[kRankSortMax];
   double distance_copy[kRankSortMax];
-  std::copy(ids, ids + length, keys);
+  std::copy(from, from + length, keys);
   if (distances != nullptr) std::copy(distances, distances + length, distance_copy);
   for (std::size_t k = 0; k < length; ++k) {
     flipped[k] = static_cast<int>(keys[k] ^ 0x80000000u);
