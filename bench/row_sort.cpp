@@ -86,7 +86,7 @@ bool compare_stores(std::size_t count, int repeats, RowSortFn best, std::mt19937
   std::printf("%6s %12s %12s %10s\n", "length", "from ns", "copy+sort ns", "x copy");
   bool agree = true;
   // Up to 64 entries: copy_in_chunks needs the row's length rounded up to 16 in both rows.
-  for (const std::size_t length : {8, 16, 28, 32, 48, 64}) {
+  for (const std::size_t length : {3, 8, 12, 16, 28, 32, 48, 64}) {
     const Rows rows = make_rows(count, length, rng);
     std::vector<index_t> by_from, by_copy;
     const double t_from = time_store(
@@ -129,7 +129,7 @@ int run(int argc, char** argv) {
               "x scalar", "x std");
   std::mt19937 rng(1);
   bool agree = true;
-  for (const std::size_t length : {8, 16, 28, 32, 48, 64, 100, 131, 200, 400, 800}) {
+  for (const std::size_t length : {3, 8, 12, 16, 28, 32, 48, 64, 100, 131, 200, 400, 800}) {
     const Rows rows = make_rows(count, length, rng);
     std::vector<index_t> by_best, by_scalar, by_std;
     const double t_best = time_sort(
