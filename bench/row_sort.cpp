@@ -2,10 +2,11 @@
 // library's sort_row (src/simd/row_sort.hpp) with the best kernel this processor runs, against
 // the same with the portable scalar kernel and against std::sort, side by side on the same rows
 // (distinct random indices below 4M, rows of the lengths the workloads have: W1 about 28, W3
-// about 131 and up to 800). Prints nanoseconds per row and the ratios. A second table times a
-// row stored sorted as the collectors store it, from the search's output into their buffer:
-// sorted straight from where it is (sort_row from a source, what they do) against copied first
-// and then sorted in place (what they did before). Exits 1 when two sorts disagree.
+// about 131 and up to 800; and rows of 3 to 12, as sparse data has). Prints nanoseconds per row and
+// the ratios. A second table times a row stored sorted as the collectors store it, from the
+// search's output into their buffer: sorted straight from where it is (sort_row from a source, what
+// they do) against copied first and then sorted in place (what they did before). Exits 1 when two
+// sorts disagree.
 //
 //   row_sort [rows per length] [repeats]   (defaults 2000 15: the rows of one length fit in L2)
 #include <algorithm>
