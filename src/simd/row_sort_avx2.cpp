@@ -199,9 +199,11 @@ void for_each_register(F&& f) {
   (std::make_integer_sequence<int, R>{});
 }
 
-/// Loads ids[0 .. length) into the registers' first `length` lanes and the largest index into
-/// the rest. Rows of 8 or more read whole registers only inside the row: the last partial
-/// register comes from the row's last 8 entries, rotated into place.
+/// Loads the entries ids[0 .. length) into the registers, and the largest index into the other
+/// lanes (a network sorts whatever lanes its entries are in). Rows of 8 or more read whole
+/// registers only inside the row: the last partial register is the row's last 8 entries, the
+/// lanes that repeat entries of the register before (the lowest 8 - rest) set to the filler, as
+/// they are (no rotation on the network's chain).
 template <int R>
 void load_row(const index_t* ids, std::size_t length, Registers<R>& r) {
   const __m256i filler = _mm256_set1_epi32(-1);
@@ -214,7 +216,7 @@ void load_row(const index_t* ids, std::size_t length, Registers<R>& r) {
   }
   const std::size_t whole = length / 8, rest = length % 8;
   const __m256i last8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ids + length - 8));
-  const __m256i partial = _mm256_blendv_epi8(filler, rotated_up(last8, rest), lanes_below(rest));
+  const __m256i partial = _mm256_blendv_epi8(last8, filler, lanes_below(8 - rest));
   for_each_register<R>([&](auto a) {
     if (a < whole) {
       r.lanes[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ids + 8 * a));
