@@ -51,7 +51,7 @@ struct RunMerge {
 
 /// The merge that goes with `kernel`: 64 entries at a time with AVX-512 (on a Zen 5, against the
 /// AVX2 merge's 16 at a time, `bench/row_sort`: rows of 131 entries 197-199 -> 134-135 ns, of
-/// 800 2.0-2.1 -> 1.1 us), 16 with AVX2, one at a time without a vector kernel.
+/// 800 2.0-2.1 -> 1.1 us), 32 with AVX2, one at a time without a vector kernel.
 RunMerge merge_for(RowSortFn kernel) {
 #ifdef SPATIALHASH_HAVE_AVX512
   if (kernel == &row_sort_avx512) return {&merge_runs_avx512, kMergeUnitAvx512};

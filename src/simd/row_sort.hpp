@@ -41,9 +41,9 @@ using RunMergeFn = void (*)(const index_t* a, std::size_t na, const index_t* b, 
 
 /// The blocks the vector merges take at a time; sort_row pads runs to a multiple of the one it
 /// uses.
-inline constexpr std::size_t kMergeUnitAvx2 = 16, kMergeUnitAvx512 = 64;
+inline constexpr std::size_t kMergeUnitAvx2 = 32, kMergeUnitAvx512 = 64;
 
-/// RunMergeFn with AVX2: kMergeUnitAvx2 entries at a time through a bitonic merge of four
+/// RunMergeFn with AVX2: kMergeUnitAvx2 entries at a time through a bitonic merge of eight
 /// registers. na and nb must be multiples of kMergeUnitAvx2, na at least kMergeUnitAvx2. Called
 /// for the AVX2 row sort.
 void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
@@ -63,7 +63,7 @@ inline constexpr std::size_t kMergeSortMax = 1024;
 /// Writes one row of neighbor indices, from[0 .. length), to ids[0 .. length) in ascending order
 /// (`from` may be `ids`; otherwise the two must not overlap) with `kernel` (best_row_sort()):
 /// whole, up to kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then
-/// merged (16 or 64 entries at a time with a vector kernel, one at a time without branches with
+/// merged (32 or 64 entries at a time with a vector kernel, one at a time without branches with
 /// the scalar one), up to kMergeSortMax; by std::sort when it is longer or the kernel refuses a run
 /// (a rank sort, on a repeated index). Out of line on purpose: the collectors call it from the
 /// search's row emission, where an inlined std::sort would only add code.

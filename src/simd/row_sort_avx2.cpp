@@ -316,44 +316,52 @@ bool row_sort_avx2(const index_t* from, index_t* ids, double* distances, std::si
 
 void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::size_t nb,
                      index_t* out) {
-  // AA-sort's rule, 16 entries at a time: `high` holds the largest 16 entries taken so far, each
-  // at most every entry not yet taken from its own range, and the next 16 come from the range
-  // whose next entry is smaller; every entry of `high` is at most that entry, so the smallest 16
-  // of `high` and those 16 are the next 16 of the merge. Those 16 ascending, then `high`
-  // descending, are bitonic: one compare-exchange of the halves leaves the smallest 16 in `low`
-  // and the largest in `high`, each bitonic; a compare-exchange of their registers and each
-  // register's three in-register stages sort them. `high` is kept descending (high[0] the
-  // larger 8), so that no reversal lies on the chain of dependent instructions the merge is: 13
-  // instructions' latency for 16 entries (merging 8 at a time cost 12 for 8).
+  // AA-sort's rule, 32 entries (four registers) at a time: `high` holds the largest 32 entries
+  // taken so far, each at most every entry not yet taken from its own range, and the next 32 come
+  // from the range whose next entry is smaller; every entry of `high` is at most that entry, so
+  // the smallest 32 of `high` and those 32 are the next 32 of the merge. Those 32 ascending, then
+  // `high` descending, are bitonic: compare-exchanges of low[k] with high[k] leave the smallest
+  // 32 in `low` and the largest in `high`, each bitonic; compare-exchanges of their registers 16
+  // and 8 lanes apart and each register's three in-register stages sort them. `high` is kept
+  // descending (high[0] the largest 8), so that no reversal lies on the chain of dependent
+  // instructions the merge is. (16 at a time: rows of 131 entries 237-240 ns, of 822 2.4 us on a
+  // Zen 5; 32 at a time: 221-223 ns and 2.0-2.2 us, docs/benchmarks.md.)
+  constexpr int kRegisters = 4;
+  constexpr std::size_t kBlock = 8 * kRegisters;
+  static_assert(kBlock == kMergeUnitAvx2);
   const auto load = [](const index_t* at) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
   };
   const auto store = [](index_t* at, __m256i x) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), x);
   };
-  __m256i high[2] = {reversed(load(a + 8)), reversed(load(a))};
-  std::size_t ia = 16, ib = 0;
+  __m256i high[kRegisters], low[kRegisters];
+  for (int k = 0; k < kRegisters; ++k) high[k] = reversed(load(a + 8 * (kRegisters - 1 - k)));
+  std::size_t ia = kBlock, ib = 0;
   while (ia < na || ib < nb) {
     const bool take_a = ib == nb || (ia < na && a[ia] <= b[ib]);
     const index_t* next = take_a ? a + ia : b + ib;
-    ia += take_a ? 16 : 0;
-    ib += take_a ? 0 : 16;
-    __m256i low[2] = {load(next), load(next + 8)};
-    for (int k = 0; k < 2; ++k) {
-      const __m256i smaller = _mm256_min_epu32(low[k], high[k]);
-      high[k] = _mm256_max_epu32(low[k], high[k]);
-      low[k] = smaller;
+    ia += take_a ? kBlock : 0;
+    ib += take_a ? 0 : kBlock;
+    for (int k = 0; k < kRegisters; ++k) {
+      const __m256i taken = load(next + 8 * k);
+      low[k] = _mm256_min_epu32(taken, high[k]);
+      high[k] = _mm256_max_epu32(taken, high[k]);
     }
-    order(low[0], low[1]);
-    order(high[1], high[0]);
-    store(out, sort_bitonic(low[0]));
-    store(out + 8, sort_bitonic(low[1]));
-    high[0] = sort_bitonic_descending(high[0]);
-    high[1] = sort_bitonic_descending(high[1]);
-    out += 16;
+    for (int distance = kRegisters / 2; distance >= 1; distance /= 2) {
+      for (int k = 0; k < kRegisters; ++k) {
+        if ((k & distance) != 0) continue;
+        order(low[k], low[k + distance]);
+        order(high[k + distance], high[k]);
+      }
+    }
+    for (int k = 0; k < kRegisters; ++k) {
+      store(out + 8 * k, sort_bitonic(low[k]));
+      high[k] = sort_bitonic_descending(high[k]);
+    }
+    out += kBlock;
   }
-  store(out, reversed(high[1]));
-  store(out + 8, reversed(high[0]));
+  for (int k = 0; k < kRegisters; ++k) store(out + 8 * k, reversed(high[kRegisters - 1 - k]));
 }
 
 }  // namespace spatialhash::detail

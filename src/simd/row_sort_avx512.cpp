@@ -246,7 +246,7 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
   // 64 ascending, then `high`, are bitonic: compare-exchanges of low[k] with high[k], then of the
   // registers 32 and 16 lanes apart within each half, and each register's four in-register
   // stages leave the next 64 of the merge in `low`, ascending, and the largest 64 in `high`,
-  // descending. The chain of dependent instructions is about as long as the AVX2 merge's for 16
+  // descending. The chain of dependent instructions is about as long as an AVX2 merge's for 16
   // entries, and the branch on which range comes next, which mispredicts about half the time,
   // is taken a quarter as often. (32 entries at a time: rows of 131 entries 154-159 ns, of 822
   // 1.5-1.8 us; 64 at a time: 137-140 ns and 1.13-1.15 us, docs/benchmarks.md.)
