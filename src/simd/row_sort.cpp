@@ -71,7 +71,8 @@ RunMerge merge_for(RowSortFn kernel) {
 /// `ids`. Returns false, writing nothing to `ids`, when the kernel refuses a run (a repeated
 /// index).
 bool sort_by_runs(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length) {
-  static_assert(kMergeSortMax % kMergeUnitAvx512 == 0 && kRankSortMax % kMergeUnitAvx512 == 0);
+  static_assert(kMergeSortMax % kMergeUnitAvx512 == 0 && kRankSortMax % kMergeUnitAvx512 == 0 &&
+                kMergeUnitAvx512 % kMergeUnitAvx2 == 0);
   const auto [merge, unit] = merge_for(kernel);
   const std::size_t padded = (length + unit - 1) / unit * unit;
   index_t first[kMergeSortMax], second[kMergeSortMax];  // entries written before they are read

@@ -219,6 +219,13 @@ void short_network_sort(const index_t* from, index_t* ids, std::size_t length) {
   _mm256_maskstore_epi32(reinterpret_cast<int*>(ids), in_row, low_half(r.lanes[0]));
 }
 
+/// Compare-exchange of whole registers: `low` keeps the smaller value of each lane.
+void order(__m512i& low, __m512i& high) {
+  const __m512i smaller = min_u32(low, high);
+  high = max_u32(low, high);
+  low = smaller;
+}
+
 /// Lanes 15 .. 0 of x.
 __m512i reversed(__m512i x) {
   const __m512i down = _mm512_setr_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -250,42 +257,39 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
   // entries, and the branch on which range comes next, which mispredicts about half the time,
   // is taken a quarter as often. (32 entries at a time: rows of 131 entries 154-159 ns, of 822
   // 1.5-1.8 us; 64 at a time: 137-140 ns and 1.13-1.15 us, docs/benchmarks.md.)
+  constexpr int kRegisters = 4;
+  constexpr std::size_t kBlock = 16 * kRegisters;
+  static_assert(kBlock == kMergeUnitAvx512);
   const auto load = [](const index_t* at) { return _mm512_loadu_si512(at); };
-  __m512i high[4], low[4];
-  for (int k = 0; k < 4; ++k) high[k] = reversed(load(a + 16 * (3 - k)));
-  // Compare-exchanges of registers `distance` apart within each half: the smaller value to the
-  // lower register of `low`, to the higher one of `high` (descending).
-  const auto exchange_registers = [&](int distance) {
-    for (int k = 0; k < 4; ++k) {
-      if ((k & distance) != 0) continue;
-      const __m512i smaller = min_u32(low[k], low[k + distance]);
-      low[k + distance] = max_u32(low[k], low[k + distance]);
-      low[k] = smaller;
-      const __m512i larger = max_u32(high[k], high[k + distance]);
-      high[k + distance] = min_u32(high[k], high[k + distance]);
-      high[k] = larger;
-    }
-  };
-  std::size_t ia = 64, ib = 0;
+  __m512i high[kRegisters], low[kRegisters];
+  for (int k = 0; k < kRegisters; ++k) high[k] = reversed(load(a + 16 * (kRegisters - 1 - k)));
+  std::size_t ia = kBlock, ib = 0;
   while (ia < na || ib < nb) {
     const bool take_a = ib == nb || (ia < na && a[ia] <= b[ib]);
     const index_t* next = take_a ? a + ia : b + ib;
-    ia += take_a ? 64 : 0;
-    ib += take_a ? 0 : 64;
-    for (int k = 0; k < 4; ++k) {
+    ia += take_a ? kBlock : 0;
+    ib += take_a ? 0 : kBlock;
+    for (int k = 0; k < kRegisters; ++k) {
       const __m512i taken = load(next + 16 * k);
       low[k] = min_u32(taken, high[k]);
       high[k] = max_u32(taken, high[k]);
     }
-    exchange_registers(2);
-    exchange_registers(1);
-    for (int k = 0; k < 4; ++k) {
+    for (int distance = kRegisters / 2; distance >= 1; distance /= 2) {
+      for (int k = 0; k < kRegisters; ++k) {
+        if ((k & distance) != 0) continue;
+        order(low[k], low[k + distance]);
+        order(high[k + distance], high[k]);
+      }
+    }
+    for (int k = 0; k < kRegisters; ++k) {
       _mm512_storeu_si512(out + 16 * k, sort_bitonic<false>(low[k]));
       high[k] = sort_bitonic<true>(high[k]);
     }
-    out += 64;
+    out += kBlock;
   }
-  for (int k = 0; k < 4; ++k) _mm512_storeu_si512(out + 16 * k, reversed(high[3 - k]));
+  for (int k = 0; k < kRegisters; ++k) {
+    _mm512_storeu_si512(out + 16 * k, reversed(high[kRegisters - 1 - k]));
+  }
 }
 
 bool row_sort_avx512(const index_t* from, index_t* ids, double* distances, std::size_t length) {
