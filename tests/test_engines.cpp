@@ -362,6 +362,40 @@ TEST(RowSortKernels, EveryLevelMatchesStdSort) {
   }
 }
 
+// The sorting networks (the vector kernels, rows without distances) against std::sort on many
+// rows of every length up to kRankSortMax: a network is a fixed sequence of compare-exchanges, and
+// one misplaced or missing compare-exchange leaves only some inputs unsorted. Rows of 0s and 1s
+// (a network that sorts every such row sorts every row), of a few values repeated, and of
+// distinct indices over the whole uint32 range, the largest one (the networks' filler) included.
+TEST(RowSortKernels, NetworksSortManyRows) {
+  using spatialhash::index_t;
+  using spatialhash::Simd;
+  std::mt19937_64 g(13);
+  for (const Simd level : {Simd::avx2, Simd::avx512}) {
+    if (!spatialhash::simd_available(level)) continue;
+    SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)));
+    const spatialhash::detail::RowSortFn kernel = spatialhash::detail::best_row_sort(level);
+    for (std::size_t length = 1; length <= spatialhash::detail::kRankSortMax; ++length) {
+      for (int trial = 0; trial < 300; ++trial) {
+        const int kind = trial % 3;  // 0: zeros and ones, 1: a few values, 2: any value
+        std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFFu);
+        std::vector<index_t> row(length);
+        for (index_t& v : row) {
+          v = kind == 0 ? static_cast<index_t>(g() & 1) : kind == 1 ? id(g) % 5 : id(g);
+        }
+        if (kind == 2 && trial % 2 == 0) row[trial % length] = 0xFFFFFFFFu;
+        std::vector<index_t> want = row;
+        std::sort(want.begin(), want.end());
+        std::vector<index_t> sorted(length + 16, 0x5A5A5A5Au);
+        ASSERT_TRUE(kernel(row.data(), sorted.data(), nullptr, length));
+        ASSERT_EQ(std::vector<index_t>(sorted.begin(), sorted.begin() + length), want)
+            << "length " << length << " trial " << trial;
+        ASSERT_EQ(sorted[length], 0x5A5A5A5Au) << "wrote past the row, length " << length;
+      }
+    }
+  }
+}
+
 // sort_row (simd/row_sort.hpp) with each kernel this processor runs, against std::sort: rows
 // around and past every boundary of its three ways (whole rows up to kRankSortMax, runs merged up
 // to kMergeSortMax, std::sort beyond), indices over the whole uint32 range and close together,

@@ -3,12 +3,13 @@
 // order before it. That is branch-free and, on the short rows neighbor lists have, faster than
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
-// docs/benchmarks.md). The vector kernels sort rows without distances with a bitonic network
-// instead: up to 64 entries in one, two or four AVX-512 registers (on a Zen 5, `bench/row_sort`:
-// a row of 28 in 16 ns, of 64 in 36 ns), or in one to eight AVX2 ones (row_sort_avx2.cpp; on a Zen
-// 3, `bench/row_sort`: a row of 28 in 30-40 ns, of 64 in 75 ns, of 131 through runs and merges in
-// 350 ns, 6-10x the scalar kernel and 9-18x std::sort). A scalar version for every machine, and
-// AVX2 and AVX-512 ones chosen at run time.
+// docs/benchmarks.md). The vector kernels sort rows without distances with a sorting network
+// instead (bitonic merges of the row's entries laid out by columns): up to 64 entries in one, two
+// or four AVX-512 registers (on a Zen 5, `bench/row_sort`: a row of 28 in 12 ns, of 64 in 26 ns),
+// or in one to eight AVX2 ones (row_sort_avx2.cpp; on the same Zen 5: a row of 28 in 19 ns, of 64
+// in 34 ns, of 131 through runs and merges in 173 ns; on a Zen 3 before the layout by columns,
+// 6-10x the scalar kernel and 9-18x std::sort). A scalar version for every machine, and AVX2 and
+// AVX-512 ones chosen at run time.
 #pragma once
 
 #include <cstddef>

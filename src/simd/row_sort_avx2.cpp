@@ -1,18 +1,20 @@
 // The AVX2 row sort (see row_sort.hpp). Rows of at most 64 entries without distances (those the
-// collectors sort as they store them) go through sorting networks: up to 32 entries a bitonic
-// network in one, two or four registers; 33 to 64 entries in eight registers, each lane's column
-// sorted first (19 compare-exchanges of whole registers), then transposed into eight sorted runs
-// of 8 and merged pairwise. Rows with distances are sorted by rank, 8 entries' ranks at a time,
-// each compared with every entry of the row. This file alone is compiled with -mavx2 -mfma;
-// best_row_sort() calls it only on processors that report both.
+// collectors sort as they store them) go through a sorting network in one, two, four or eight
+// registers, with the row's entries by columns (entry i in lane i / R of register i % R:
+// sort_by_network, the same network as row_sort_avx512.cpp's with 8 lanes), then transposed into
+// row order. Rows with distances are sorted by rank, 8 entries' ranks at a time, each compared
+// with every entry of the row. This file alone is compiled with -mavx2 -mfma; best_row_sort()
+// calls it only on processors that report both.
 //
 // What made the networks 1.8-2.5x faster on a Zen 3 (thirty-sixth session, docs/benchmarks.md):
 // plain stores instead of masked ones (AMD microcodes vpmaskmovd stores; the row's tail is
 // written by one store of its last 8 entries, overlapping the register before), registers named
 // by constants (an array indexed by a variable lives on the stack), in-lane shuffles for the
-// exchanges 1 and 2 lanes apart, and for 33 to 64 entries the column sort, which replaces the
-// bitonic network's first 6 stages (48 in-register exchanges) by 19 compare-exchanges of whole
-// registers and a transpose.
+// exchanges 1 and 2 lanes apart, and for 33 to 64 entries each lane's column of 8 registers
+// sorted first by 19 compare-exchanges of whole registers. In the fortieth session, every network
+// by columns to the end, with merges that compare each entry with its mirror image (all their
+// stages between registers a plain min and max), and a transpose only at the end: on a Zen 5
+// with AVX2, rows of 17-32 entries 25 -> 18 ns, of 33-64 55 -> 34 ns, of 131 209 -> 173 ns.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -24,22 +26,15 @@
 namespace spatialhash::detail {
 namespace {
 
-/// The most entries a network sorts: 64, lanes 8 r .. 8 r + 7 in register r (of 1, 2, 4 or 8).
+/// The most entries a network sorts: 64, in one, two, four or eight registers.
 constexpr std::size_t kNetworkMax = 64;
-/// The row in R registers (a struct: std::array of a vector type drops its attributes).
-template <int R>
-struct Registers {
-  __m256i lanes[R];
-};
 
-/// For the bitonic stage that compares lanes `distance` (< 8) apart within runs of `run` lanes
-/// (ascending where (lane & run) == 0, descending where not), the blend mask of register `reg`:
-/// its lanes that take the larger value of their pair.
-constexpr int takes_max(int run, int distance, int reg) {
+/// The lanes whose number has `bit` set: the upper lane of every pair `bit` lanes apart, and the
+/// upper half of every aligned group of 2 `bit` lanes (a blend mask).
+constexpr int upper_lanes(int bit) {
   int mask = 0;
-  for (int i = 0; i < 8; ++i) {
-    const int lane = i + 8 * reg;
-    if (((lane & distance) != 0) != ((lane & run) != 0)) mask |= 1 << i;
+  for (int lane = 0; lane < 8; ++lane) {
+    if ((lane & bit) != 0) mask |= 1 << lane;
   }
   return mask;
 }
@@ -54,51 +49,31 @@ __m256i partner(__m256i x) {
   if constexpr (Distance == 4) return _mm256_permute2x128_si256(x, x, 0x01);
 }
 
-/// One compare-exchange stage within a register: each lane against the lane `Distance` away,
-/// keeping the larger value in the lanes of `MaxLanes`.
-template <int Distance, int MaxLanes>
-__m256i exchange(__m256i x) {
-  const __m256i other = partner<Distance>(x);
-  return _mm256_blend_epi32(_mm256_min_epu32(x, other), _mm256_max_epu32(x, other), MaxLanes);
-}
-
-/// Sorts a bitonic register's lanes ascending (the network's last stages for a run of 8).
-__m256i sort_bitonic(__m256i x) {
-  return exchange<1, 0xAA>(exchange<2, 0xCC>(exchange<4, 0xF0>(x)));
-}
-
-/// Sorts a bitonic register's lanes descending.
-__m256i sort_bitonic_descending(__m256i x) {
-  return exchange<1, 0x55>(exchange<2, 0x33>(exchange<4, 0x0F>(x)));
-}
-
-/// exchange() on every register (the blend mask is an immediate: one instantiation per register).
-template <int Run, int Distance, int R, std::size_t... A>
-void exchange_each(Registers<R>& registers, std::index_sequence<A...>) {
-  ((registers.lanes[A] =
-        exchange<Distance, takes_max(Run, Distance, static_cast<int>(A))>(registers.lanes[A])),
-   ...);
-}
-
-/// The stages of runs of `Run` lanes, distances `Distance` down to 1: between registers for
-/// distances of 8 lanes or more, within each register below.
-template <int R, int Run, int Distance = Run / 2>
-void merge(Registers<R>& registers) {
-  __m256i* r = registers.lanes;
-  if constexpr (Distance >= 8) {
-    constexpr int step = Distance / 8;  // registers apart
-    for (int a = 0; a < R; ++a) {
-      if ((a & step) != 0) continue;  // a holds the lower lanes of its pairs
-      const __m256i smaller = _mm256_min_epu32(r[a], r[a + step]);
-      const __m256i larger = _mm256_max_epu32(r[a], r[a + step]);
-      const bool descending = ((8 * a) & Run) != 0;
-      r[a] = descending ? larger : smaller;
-      r[a + step] = descending ? smaller : larger;
-    }
-  } else {
-    exchange_each<Run, Distance>(registers, std::make_index_sequence<R>{});
+/// The lanes of every aligned group of `Group` (2, 4 or 8) lanes in reverse order: an in-lane
+/// shuffle for 2 and 4, vpermd for 8.
+template <int Group>
+__m256i reversed_in_groups(__m256i x) {
+  static_assert(Group == 2 || Group == 4 || Group == 8);
+  if constexpr (Group == 2) return _mm256_shuffle_epi32(x, 0xB1);  // lanes 1 0 3 2
+  if constexpr (Group == 4) return _mm256_shuffle_epi32(x, 0x1B);  // lanes 3 2 1 0
+  if constexpr (Group == 8) {
+    return _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0));
   }
-  if constexpr (Distance > 1) merge<R, Run, Distance / 2>(registers);
+}
+
+/// One compare-exchange stage within a register: each lane against the lane `Distance` away, the
+/// upper lane of each pair keeping the larger value (ascending) or the smaller (Descending).
+template <int Distance, bool Descending = false>
+__m256i exchange(__m256i x) {
+  constexpr int max_lanes = Descending ? 0xFF & ~upper_lanes(Distance) : upper_lanes(Distance);
+  const __m256i other = partner<Distance>(x);
+  return _mm256_blend_epi32(_mm256_min_epu32(x, other), _mm256_max_epu32(x, other), max_lanes);
+}
+
+/// A bitonic register's lanes sorted ascending (Descending false) or descending.
+template <bool Descending>
+__m256i sorted_bitonic(__m256i x) {
+  return exchange<1, Descending>(exchange<2, Descending>(exchange<4, Descending>(x)));
 }
 
 /// Compare-exchange of whole registers: `low` keeps the smaller value of each lane.
@@ -108,9 +83,67 @@ void order(__m256i& low, __m256i& high) {
   low = smaller;
 }
 
-/// The register's lanes in reverse order.
-__m256i reversed(__m256i x) {
-  return _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+/// A row of up to 8 R entries in R registers (a struct: std::array of a vector type drops its
+/// attributes). In a network, entry i is lane i / R of register i % R ("by columns"): entries
+/// fewer than R apart are then in other registers, and their compare-exchanges are a min and a
+/// max of whole registers, with no shuffle and no blend.
+template <int R>
+struct Registers {
+  __m256i lanes[R];
+};
+
+/// Merges, in every aligned group of `Group` lanes, the sorted runs of its lower and upper halves
+/// (R Group / 2 entries each, by columns) into one sorted run: entry i of the group against entry
+/// R Group - 1 - i (lane Group - 1 - l of register R - 1 - k against lane l of register k), the
+/// lower one keeping the smaller, which leaves each half bitonic and every entry of the lower
+/// half at most every entry of the upper half; then each half sorts itself with compare-exchanges
+/// at half the distance each time, all ascending: lanes Group / 4 .. 1 apart, then registers R / 2
+/// .. 1 apart (row_sort_avx512.cpp's merge_halves, with 8 lanes).
+template <int R, int Group>
+void merge_halves(Registers<R>& r) {
+  __m256i flipped[R];
+  for (int k = 0; k < R; ++k) flipped[k] = reversed_in_groups<Group>(r.lanes[R - 1 - k]);
+  for (int k = 0; k < R; ++k) {
+    r.lanes[k] =
+        _mm256_blend_epi32(_mm256_min_epu32(r.lanes[k], flipped[k]),
+                           _mm256_max_epu32(r.lanes[k], flipped[k]), upper_lanes(Group / 2));
+  }
+  for (auto& lanes : r.lanes) {
+    if constexpr (Group >= 8) lanes = exchange<2>(lanes);
+    if constexpr (Group >= 4) lanes = exchange<1>(lanes);
+  }
+  for (int distance = R / 2; distance >= 1; distance /= 2) {
+    for (int k = 0; k < R; ++k) {
+      if ((k & distance) == 0) order(r.lanes[k], r.lanes[k + distance]);
+    }
+  }
+}
+
+/// Sorts the 8 R entries of the registers (by columns): each lane's column of R entries sorted
+/// by compare-exchanges of whole registers (for 8, Batcher's 19), then runs merged in groups of 2,
+/// 4 and 8 lanes. A network sorts repeated entries as well as distinct ones. Always inlined, as in
+/// row_sort_avx512.cpp (a call passes the registers through memory).
+template <int R>
+[[gnu::always_inline]] inline void sort_by_network(Registers<R>& registers) {
+  static_assert(R == 1 || R == 2 || R == 4 || R == 8);
+  __m256i* r = registers.lanes;
+  if constexpr (R == 2) order(r[0], r[1]);
+  if constexpr (R == 4) {
+    order(r[0], r[1]), order(r[2], r[3]);
+    order(r[0], r[2]), order(r[1], r[3]);
+    order(r[1], r[2]);
+  }
+  if constexpr (R == 8) {
+    order(r[0], r[2]), order(r[1], r[3]), order(r[4], r[6]), order(r[5], r[7]);
+    order(r[0], r[4]), order(r[1], r[5]), order(r[2], r[6]), order(r[3], r[7]);
+    order(r[0], r[1]), order(r[2], r[3]), order(r[4], r[5]), order(r[6], r[7]);
+    order(r[2], r[4]), order(r[3], r[5]);
+    order(r[1], r[4]), order(r[3], r[6]);
+    order(r[1], r[2]), order(r[3], r[4]), order(r[5], r[6]);
+  }
+  merge_halves<R, 2>(registers);
+  merge_halves<R, 4>(registers);
+  merge_halves<R, 8>(registers);
 }
 
 /// Transposes the 8 x 8 matrix of lanes: lane j of register i goes to lane i of register j.
@@ -133,46 +166,28 @@ void transpose(__m256i* r) {
   r[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
 }
 
-/// Sorts each register's bitonic 8 lanes ascending.
-template <std::size_t... A>
-void sort_bitonic_each(Registers<8>& registers, std::index_sequence<A...>) {
-  ((registers.lanes[A] = sort_bitonic(registers.lanes[A])), ...);
-}
-
-/// Sorts 64 lanes ascending: Batcher's 19-comparator network sorts each lane's column of 8
-/// registers, the transpose makes every register a sorted run of 8, and runs are merged pairwise
-/// into runs of 16, 32 and 64. A merge reverses its second run, so that the two form one bitonic
-/// sequence: then compare-exchanges between registers halve the distance down to 8 lanes, and
-/// every register sorts its bitonic 8 lanes with the same three in-register stages.
-void column_sort(Registers<8>& registers) {
+/// Puts the sorted registers (by columns) in row order: entry i to lane i % 8 of register i / 8.
+template <int R>
+void put_in_row_order(Registers<R>& registers) {
   __m256i* r = registers.lanes;
-  order(r[0], r[2]), order(r[1], r[3]), order(r[4], r[6]), order(r[5], r[7]);
-  order(r[0], r[4]), order(r[1], r[5]), order(r[2], r[6]), order(r[3], r[7]);
-  order(r[0], r[1]), order(r[2], r[3]), order(r[4], r[5]), order(r[6], r[7]);
-  order(r[2], r[4]), order(r[3], r[5]);
-  order(r[1], r[4]), order(r[3], r[6]);
-  order(r[1], r[2]), order(r[3], r[4]), order(r[5], r[6]);
-  transpose(r);
-  constexpr auto all = std::make_index_sequence<8>{};
-  for (int a = 0; a < 8; a += 2) {  // runs of 16
-    r[a + 1] = reversed(r[a + 1]);
-    order(r[a], r[a + 1]);
+  if constexpr (R == 2) {
+    // Lanes l of registers 0 and 1 side by side, for l = 0, 1 | 4, 5 and 2, 3 | 6, 7.
+    const __m256i low = _mm256_unpacklo_epi32(r[0], r[1]), high = _mm256_unpackhi_epi32(r[0], r[1]);
+    r[0] = _mm256_permute2x128_si256(low, high, 0x20);
+    r[1] = _mm256_permute2x128_si256(low, high, 0x31);
+  } else if constexpr (R == 4) {
+    // Lanes l of registers 0 .. 3 side by side, for l = 0 | 4, 1 | 5, 2 | 6 and 3 | 7.
+    const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    r[0] = _mm256_permute2x128_si256(u0, u1, 0x20);
+    r[1] = _mm256_permute2x128_si256(u2, u3, 0x20);
+    r[2] = _mm256_permute2x128_si256(u0, u1, 0x31);
+    r[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
+  } else if constexpr (R == 8) {
+    transpose(r);
   }
-  sort_bitonic_each(registers, all);
-  for (int a = 0; a < 8; a += 4) {  // runs of 32
-    const __m256i third = reversed(r[a + 3]), fourth = reversed(r[a + 2]);
-    r[a + 2] = third;
-    r[a + 3] = fourth;
-    order(r[a], r[a + 2]), order(r[a + 1], r[a + 3]);
-    order(r[a], r[a + 1]), order(r[a + 2], r[a + 3]);
-  }
-  sort_bitonic_each(registers, all);
-  for (int a = 0; a < 4; ++a) r[4 + a] = reversed(r[4 + a]);  // the run of 64
-  std::swap(r[4], r[7]), std::swap(r[5], r[6]);
-  order(r[0], r[4]), order(r[1], r[5]), order(r[2], r[6]), order(r[3], r[7]);
-  order(r[0], r[2]), order(r[1], r[3]), order(r[4], r[6]), order(r[5], r[7]);
-  order(r[0], r[1]), order(r[2], r[3]), order(r[4], r[5]), order(r[6], r[7]);
-  sort_bitonic_each(registers, all);
 }
 
 /// Lane i of `x` moved to lane (i + shift) mod 8.
@@ -252,22 +267,15 @@ void store_row(const Registers<R>& r, std::size_t length, index_t* ids) {
 }
 
 /// Sorts from[0 .. length) into ids[0 .. length) (length <= 8 R, no distances) in R registers,
-/// the lanes past the row holding the largest index: a bitonic network for R <= 4, the column
-/// sort for R = 8. A network sorts repeated indices as well as distinct ones (entries equal to
-/// the filler are indistinguishable from it), so it never refuses a row.
+/// the lanes past the row holding the largest index (sort_by_network, then put_in_row_order). A
+/// network sorts repeated indices as well as distinct ones (entries equal to the filler are
+/// indistinguishable from it), so it never refuses a row.
 template <int R>
 void network_sort(const index_t* from, index_t* ids, std::size_t length) {
   Registers<R> r;
   load_row<R>(from, length, r);
-  if constexpr (R == 8) {
-    column_sort(r);
-  } else {
-    merge<R, 2>(r);
-    merge<R, 4>(r);
-    merge<R, 8>(r);
-    if constexpr (R >= 2) merge<R, 16>(r);
-    if constexpr (R >= 4) merge<R, 32>(r);
-  }
+  sort_by_network(r);
+  put_in_row_order(r);
   store_row<R>(r, length, ids);
 }
 
@@ -336,7 +344,9 @@ void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::si
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), x);
   };
   __m256i high[kRegisters], low[kRegisters];
-  for (int k = 0; k < kRegisters; ++k) high[k] = reversed(load(a + 8 * (kRegisters - 1 - k)));
+  for (int k = 0; k < kRegisters; ++k) {
+    high[k] = reversed_in_groups<8>(load(a + 8 * (kRegisters - 1 - k)));
+  }
   std::size_t ia = kBlock, ib = 0;
   while (ia < na || ib < nb) {
     const bool take_a = ib == nb || (ia < na && a[ia] <= b[ib]);
@@ -356,12 +366,13 @@ void merge_runs_avx2(const index_t* a, std::size_t na, const index_t* b, std::si
       }
     }
     for (int k = 0; k < kRegisters; ++k) {
-      store(out + 8 * k, sort_bitonic(low[k]));
-      high[k] = sort_bitonic_descending(high[k]);
+      store(out + 8 * k, sorted_bitonic<false>(low[k]));
+      high[k] = sorted_bitonic<true>(high[k]);
     }
     out += kBlock;
   }
-  for (int k = 0; k < kRegisters; ++k) store(out + 8 * k, reversed(high[kRegisters - 1 - k]));
+  for (int k = 0; k < kRegisters; ++k)
+    store(out + 8 * k, reversed_in_groups<8>(high[kRegisters - 1 - k]));
 }
 
 }  // namespace spatialhash::detail

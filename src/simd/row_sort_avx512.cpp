@@ -1,8 +1,9 @@
 // The AVX-512 row sort (see row_sort.hpp). Rows of at most 64 entries without distances (those
-// the collectors sort as they store them) go through a bitonic sorting network in one register
-// (up to 16 entries), two (up to 32) or four; the others are sorted by rank, 16 entries' ranks at
-// a time, each compared with every entry of the row. Longer rows are sorted by runs of 64, merged
-// 64 entries at a time by merge_runs_avx512. This file alone is compiled with -mavx512f;
+// the collectors sort as they store them) go through a sorting network in one register (up to 16
+// entries), two (up to 32) or four, with the row's entries by columns (entry i in lane i / R of
+// register i % R: sort_by_network); the others are sorted by rank, 16 entries' ranks at a time,
+// each compared with every entry of the row. Longer rows are sorted by runs of 64, merged 64
+// entries at a time by merge_runs_avx512. This file alone is compiled with -mavx512f;
 // best_row_sort() calls it only on processors that report AVX-512F.
 //
 // What made the networks 1.6-2.4x faster on a Zen 5 (thirty-seventh session, docs/benchmarks.md):
@@ -13,7 +14,11 @@
 // of 16 in one register instead of two: 3-15 entries 21 -> 4.5-8.4 ns, 16 entries 16 -> 6.3 ns;
 // and the last partial register loaded without a rotation (17-64 entries 3-7% faster). In the
 // thirty-ninth, the AVX-512 merge of runs (rows of 131 entries 198 -> 135 ns, of 800 2.0 -> 1.1
-// us: W3's sorted lists 1.16x faster).
+// us: W3's sorted lists 1.16x faster). In the fortieth, the entries by columns instead of by rows
+// (entry i in lane i % 16 of register i / 16) and merges that compare each entry with its mirror
+// image, so that every merge's stages between registers are a plain min and max and none of its
+// stages has a direction that depends on the lane: rows of 17-32 entries 15 -> 11-12 ns, of 33-64
+// 35-37 -> 25-27 ns, of 131 143 -> 122 ns.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -25,31 +30,8 @@
 namespace spatialhash::detail {
 namespace {
 
-/// The most entries a network sorts: 64, lanes 16 r .. 16 r + 15 in register r (of 1, 2 or 4).
+/// The most entries a network sorts: 64, in one, two or four registers.
 constexpr std::size_t kNetworkMax = 64;
-
-/// For the bitonic stage that compares lanes `distance` (< 16) apart within runs of `run` lanes
-/// (ascending runs where (lane & run) == 0, descending where not), the lanes of register `reg`
-/// that take the larger value of their pair: the upper lane of an ascending pair, the lower lane
-/// of a descending one.
-constexpr __mmask16 takes_max(int run, int distance, int reg) {
-  unsigned mask = 0;
-  for (int i = 0; i < 16; ++i) {
-    const int lane = i + 16 * reg;
-    const bool upper = (lane & distance) != 0;
-    const bool descending = (lane & run) != 0;
-    if (upper != descending) mask |= 1u << i;
-  }
-  return static_cast<__mmask16>(mask);
-}
-
-/// takes_max() of every register, computed at compile time.
-template <int R, int Run, int Distance>
-constexpr std::array<__mmask16, R> kMaxLanes = [] {
-  std::array<__mmask16, R> masks{};
-  for (int reg = 0; reg < R; ++reg) masks[reg] = takes_max(Run, Distance, reg);
-  return masks;
-}();
 
 /// Every lane: the masked forms of the intrinsics below with all lanes set, which compile to the
 /// same instructions. GCC 12's unmasked forms pass _mm512_undefined_epi32() through, which its
@@ -61,6 +43,16 @@ __m512i min_u32(__m512i a, __m512i b) {
 }
 __m512i max_u32(__m512i a, __m512i b) {
   return _mm512_mask_max_epu32(a, kAll, a, b);
+}
+
+/// The lanes whose number has `bit` set: the upper lane of every pair `bit` lanes apart, and the
+/// upper half of every aligned group of 2 `bit` lanes.
+constexpr __mmask16 upper_lanes(int bit) {
+  unsigned mask = 0;
+  for (int lane = 0; lane < 16; ++lane) {
+    if ((lane & bit) != 0) mask |= 1u << lane;
+  }
+  return static_cast<__mmask16>(mask);
 }
 
 /// Each lane's partner `Distance` (1, 2, 4 or 8) lanes away: in-lane shuffles for 1 and 2, swaps
@@ -75,39 +67,138 @@ __m512i partner(__m512i x) {
   if constexpr (Distance == 8) return _mm512_mask_shuffle_i32x4(x, kAll, x, x, 0x4E);  // 2 3 0 1
 }
 
-/// One compare-exchange stage within a register: each lane against the lane `Distance` (< 16)
-/// away, keeping the smaller or the larger value as `max_lanes` says.
-template <int Distance>
-__m512i exchange(__m512i x, __mmask16 max_lanes) {
+/// The lanes of every aligned group of `Group` (2, 4, 8 or 16) lanes in reverse order: an in-lane
+/// shuffle for 2 and 4, one vpermd for 8 and 16 (once per merge, off the stages' chain; two
+/// shuffles were slower).
+template <int Group>
+__m512i reversed_in_groups(__m512i x) {
+  static_assert(Group == 2 || Group == 4 || Group == 8 || Group == 16);
+  if constexpr (Group == 2) return _mm512_mask_shuffle_epi32(x, kAll, x, _MM_PERM_CDAB);
+  if constexpr (Group == 4) return _mm512_mask_shuffle_epi32(x, kAll, x, _MM_PERM_ABCD);
+  if constexpr (Group == 8) {
+    const __m512i down = _mm512_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+    return _mm512_mask_permutexvar_epi32(x, kAll, down, x);
+  }
+  if constexpr (Group == 16) {
+    const __m512i down = _mm512_setr_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    return _mm512_mask_permutexvar_epi32(x, kAll, down, x);
+  }
+}
+
+/// One compare-exchange stage within a register: each lane against the lane `Distance` away, the
+/// upper lane of each pair keeping the larger value (ascending) or the smaller (Descending).
+template <int Distance, bool Descending = false>
+__m512i exchange(__m512i x) {
+  constexpr __mmask16 max_lanes =
+      Descending ? static_cast<__mmask16>(~upper_lanes(Distance)) : upper_lanes(Distance);
   const __m512i other = partner<Distance>(x);
   return _mm512_mask_blend_epi32(max_lanes, min_u32(x, other), max_u32(x, other));
 }
 
-/// The row in R registers (a struct: std::array of a vector type drops its attributes).
+/// Compare-exchange of whole registers: `low` keeps the smaller value of each lane.
+void order(__m512i& low, __m512i& high) {
+  const __m512i smaller = min_u32(low, high);
+  high = max_u32(low, high);
+  low = smaller;
+}
+
+/// A row of up to 16 R entries in R registers (a struct: std::array of a vector type drops its
+/// attributes). In a network, entry i is lane i / R of register i % R ("by columns"): entries 1
+/// and 2 apart are then in other registers, and their compare-exchanges are a min and a max of
+/// whole registers, with no shuffle and no blend.
 template <int R>
 struct Registers {
   __m512i lanes[R];
 };
 
-/// The stages of runs of `Run` lanes, distances `Distance` down to 1: whole registers against each
-/// other for distances of 16 lanes or more, lanes within each register below.
-template <int R, int Run, int Distance = Run / 2>
-void merge(Registers<R>& registers) {
-  __m512i* r = registers.lanes;
-  if constexpr (Distance >= 16) {
-    constexpr int step = Distance / 16;  // registers apart
-    for (int a = 0; a < R; ++a) {
-      if ((a & step) != 0) continue;  // a holds the lower lanes of its pairs
-      const __m512i smaller = min_u32(r[a], r[a + step]);
-      const __m512i larger = max_u32(r[a], r[a + step]);
-      const bool descending = ((16 * a) & Run) != 0;
-      r[a] = descending ? larger : smaller;
-      r[a + step] = descending ? smaller : larger;
-    }
-  } else {
-    for (int a = 0; a < R; ++a) r[a] = exchange<Distance>(r[a], kMaxLanes<R, Run, Distance>[a]);
+/// Merges, in every aligned group of `Group` lanes, the sorted runs of its lower and upper halves
+/// (R Group / 2 entries each, by columns) into one sorted run. Entry i of the group against entry
+/// R Group - 1 - i (lane Group - 1 - l of register R - 1 - k against lane l of register k), the
+/// lower one keeping the smaller: each half is then bitonic and every entry of the lower half at
+/// most every entry of the upper half. Then each half sorts itself with compare-exchanges at half
+/// the distance each time, all ascending: lanes Group / 4 .. 1 apart, then registers R / 2 .. 1
+/// apart. (Against the usual bitonic network, whose runs alternate ascending and descending, no
+/// stage has a direction that depends on the lane: the stages between registers stay one min and
+/// one max.)
+template <int R, int Group>
+void merge_halves(Registers<R>& r) {
+  __m512i flipped[R];
+  for (int k = 0; k < R; ++k) flipped[k] = reversed_in_groups<Group>(r.lanes[R - 1 - k]);
+  for (int k = 0; k < R; ++k) {
+    r.lanes[k] = _mm512_mask_blend_epi32(upper_lanes(Group / 2), min_u32(r.lanes[k], flipped[k]),
+                                         max_u32(r.lanes[k], flipped[k]));
   }
-  if constexpr (Distance > 1) merge<R, Run, Distance / 2>(registers);
+  for (auto& lanes : r.lanes) {
+    if constexpr (Group >= 16) lanes = exchange<4>(lanes);
+    if constexpr (Group >= 8) lanes = exchange<2>(lanes);
+    if constexpr (Group >= 4) lanes = exchange<1>(lanes);
+  }
+  for (int distance = R / 2; distance >= 1; distance /= 2) {
+    for (int k = 0; k < R; ++k) {
+      if ((k & distance) == 0) order(r.lanes[k], r.lanes[k + distance]);
+    }
+  }
+}
+
+/// Sorts the 16 R entries of the registers (by columns) in their first `Lanes` lanes (8 or 16;
+/// with 8 the lanes above are left as they are, unsorted): each lane's column of R entries sorted
+/// by compare-exchanges of whole registers, then runs merged in groups of 2, 4 .. `Lanes` lanes.
+/// A network sorts repeated entries as well as distinct ones. (On a Zen 5, against a bitonic
+/// network with entry i in lane i % 16 of register i / 16, `bench/row_sort`: rows of 16
+/// entries 7.1-7.5 -> 6.5-6.8 ns, 17-32 15 -> 11-12, 33-64 35-37 -> 25-27; docs/benchmarks.md,
+/// fortieth session.) Always inlined: GCC made the two calls for R = 1 (rows of 9-16 entries) one
+/// function, whose registers went through memory on the way in and out (a row of 12 entries took 23
+/// ns instead of 8).
+template <int R, int Lanes = 16>
+[[gnu::always_inline]] inline void sort_by_network(Registers<R>& r) {
+  static_assert(R == 1 || R == 2 || R == 4);
+  static_assert(Lanes == 16 || (Lanes == 8 && R == 1));
+  if constexpr (R == 2) order(r.lanes[0], r.lanes[1]);
+  if constexpr (R == 4) {
+    order(r.lanes[0], r.lanes[1]), order(r.lanes[2], r.lanes[3]);
+    order(r.lanes[0], r.lanes[2]), order(r.lanes[1], r.lanes[3]);
+    order(r.lanes[1], r.lanes[2]);
+  }
+  merge_halves<R, 2>(r);
+  merge_halves<R, 4>(r);
+  merge_halves<R, 8>(r);
+  if constexpr (Lanes == 16) merge_halves<R, 16>(r);
+}
+
+/// Puts the sorted registers (by columns) in row order: entry i to lane i % 16 of register i / 16.
+template <int R>
+void put_in_row_order(Registers<R>& registers) {
+  if constexpr (R >= 2) {
+    __m512i* r = registers.lanes;
+    // Lanes l of register 0 and l of register 1, for l = 0 .. 7 (then 8 .. 15): entries 2 l and
+    // 2 l + 1 with R = 2; with R = 4, 64-bit pairs of which the same interleaving of registers 2
+    // and 3 gives the other half.
+    const __m512i pairs_low =
+        _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i pairs_high = _mm512_add_epi32(pairs_low, _mm512_set1_epi32(8));
+    const auto interleave = [](__m512i a, __m512i pick, __m512i b) {
+      return _mm512_mask2_permutex2var_epi32(a, pick, kAll, b);
+    };
+    const __m512i low01 = interleave(r[0], pairs_low, r[1]);
+    const __m512i high01 = interleave(r[0], pairs_high, r[1]);
+    if constexpr (R == 2) {
+      r[0] = low01;
+      r[1] = high01;
+    } else {
+      const __m512i low23 = interleave(r[2], pairs_low, r[3]);
+      const __m512i high23 = interleave(r[2], pairs_high, r[3]);
+      // Entry 4 l + k is 64-bit pair l of the 01 registers (k < 2) or of the 23 ones (k >= 2).
+      const __m512i quads_low = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+      const __m512i quads_high = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+      const auto interleave64 = [](__m512i a, __m512i pick, __m512i b) {
+        return _mm512_mask2_permutex2var_epi64(a, pick, 0xFF, b);
+      };
+      r[0] = interleave64(low01, quads_low, low23);
+      r[1] = interleave64(low01, quads_high, low23);
+      r[2] = interleave64(high01, quads_low, high23);
+      r[3] = interleave64(high01, quads_high, high23);
+    }
+  }
 }
 
 /// 16 lanes of the filler, then 16 of zero: 16 lanes loaded from entry k have the filler in
@@ -124,14 +215,14 @@ __mmask16 lanes_below(std::size_t count) {
 }
 
 /// Sorts from[0 .. length) into ids[0 .. length) (16 <= length <= 16 R, no distances) with the
-/// bitonic network in R registers, the lanes past the row filled with the largest index. A
-/// network sorts repeated indices as well as distinct ones (entries equal to the filler are
-/// indistinguishable from it): it never refuses a row. Only plain loads and stores, all inside
-/// the row: the last partial register is loaded as the row's last 16 entries, the lanes that
-/// repeat entries of the register before set to the filler (a network sorts whatever lanes its
-/// entries are in: no rotation on its chain), and stored as the row's last 16 entries, picked
-/// from the two registers they span, over the register before, as the AVX2 networks do (masked
-/// loads and stores are slow on AMD processors: short_network_sort).
+/// network in R registers, the lanes past the row filled with the largest index. A network sorts
+/// repeated indices as well as distinct ones (entries equal to the filler are indistinguishable
+/// from it): it never refuses a row. Only plain loads and stores, all inside the row: the last
+/// partial register is loaded as the row's last 16 entries, the lanes that repeat entries of the
+/// register before set to the filler (a network sorts whatever lanes its entries are in: no
+/// rotation on its chain), and stored as the row's last 16 entries, picked from the two registers
+/// they span, over the register before, as the AVX2 networks do (masked loads and stores are slow
+/// on AMD processors: short_network_sort).
 template <int R>
 void network_sort(const index_t* from, index_t* ids, std::size_t length) {
   const __m512i filler = _mm512_set1_epi32(-1);
@@ -147,12 +238,8 @@ void network_sort(const index_t* from, index_t* ids, std::size_t length) {
     const auto at = static_cast<std::size_t>(a);
     r.lanes[a] = at < whole ? _mm512_loadu_si512(from + 16 * a) : at == whole ? partial : filler;
   }
-  merge<R, 2>(r);
-  merge<R, 4>(r);
-  merge<R, 8>(r);
-  merge<R, 16>(r);
-  if constexpr (R >= 2) merge<R, 32>(r);
-  if constexpr (R == 4) merge<R, 64>(r);
+  sort_by_network(r);
+  put_in_row_order(r);
   __m512i earlier = filler, later = filler;
   for (int a = 0; a < R; ++a) {
     const auto at = static_cast<std::size_t>(a);
@@ -182,8 +269,8 @@ __m512i with_high_half(__m512i x, __m256i high) {
 /// and stores (on a Zen 5 every row below 16 entries took 21 ns with them, 4.5-8 ns without).
 /// Rows of more than 8 entries: their first 8 and their last 8 entries loaded and stored with
 /// plain 256-bit moves, overlapping. Rows of up to 8: one AVX2 masked load and store, and only the
-/// network's stages up to runs of 8, which never mix lanes 0-7 with the lanes above (left
-/// undefined): after them lanes 0-7 hold the row in ascending order.
+/// network's merges in groups of up to 8 lanes, which never mix lanes 0-7 with the lanes above
+/// (left undefined): after them lanes 0-7 hold the row in ascending order.
 void short_network_sort(const index_t* from, index_t* ids, std::size_t length) {
   const __m512i filler = _mm512_set1_epi32(-1);
   const __m256i lane8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -197,10 +284,7 @@ void short_network_sort(const index_t* from, index_t* ids, std::size_t length) {
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + length - 8)));
     const auto repeated = static_cast<__mmask16>(lanes_below(16 - length) << 8);
     r.lanes[0] = _mm512_mask_blend_epi32(repeated, both, filler);
-    merge<1, 2>(r);
-    merge<1, 4>(r);
-    merge<1, 8>(r);
-    merge<1, 16>(r);
+    sort_by_network(r);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(ids), low_half(r.lanes[0]));
     // The last 8 entries: lanes length - 8 .. length - 1.
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -213,34 +297,16 @@ void short_network_sort(const index_t* from, index_t* ids, std::size_t length) {
   const __m256i in_row = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(length)), lane8);
   const __m256i loaded = _mm256_maskload_epi32(reinterpret_cast<const int*>(from), in_row);
   r.lanes[0] = _mm512_castsi256_si512(_mm256_blendv_epi8(_mm256_set1_epi32(-1), loaded, in_row));
-  merge<1, 2>(r);
-  merge<1, 4>(r);
-  merge<1, 8>(r);
+  sort_by_network<1, 8>(r);
   _mm256_maskstore_epi32(reinterpret_cast<int*>(ids), in_row, low_half(r.lanes[0]));
-}
-
-/// Compare-exchange of whole registers: `low` keeps the smaller value of each lane.
-void order(__m512i& low, __m512i& high) {
-  const __m512i smaller = min_u32(low, high);
-  high = max_u32(low, high);
-  low = smaller;
-}
-
-/// Lanes 15 .. 0 of x.
-__m512i reversed(__m512i x) {
-  const __m512i down = _mm512_setr_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  return _mm512_mask_permutexvar_epi32(x, kAll, down, x);
 }
 
 /// A bitonic register sorted ascending (Descending false) or descending: the in-register stages
 /// of one run of 16 lanes.
 template <bool Descending>
 __m512i sort_bitonic(__m512i x) {
-  // Register 1 of runs of 16 lanes is a descending run, register 0 an ascending one.
-  constexpr int kReg = Descending ? 1 : 0;
-  constexpr __mmask16 kMax8 = takes_max(16, 8, kReg), kMax4 = takes_max(16, 4, kReg);
-  constexpr __mmask16 kMax2 = takes_max(16, 2, kReg), kMax1 = takes_max(16, 1, kReg);
-  return exchange<1>(exchange<2>(exchange<4>(exchange<8>(x, kMax8), kMax4), kMax2), kMax1);
+  return exchange<1, Descending>(
+      exchange<2, Descending>(exchange<4, Descending>(exchange<8, Descending>(x))));
 }
 
 }  // namespace
@@ -262,7 +328,8 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
   static_assert(kBlock == kMergeUnitAvx512);
   const auto load = [](const index_t* at) { return _mm512_loadu_si512(at); };
   __m512i high[kRegisters], low[kRegisters];
-  for (int k = 0; k < kRegisters; ++k) high[k] = reversed(load(a + 16 * (kRegisters - 1 - k)));
+  for (int k = 0; k < kRegisters; ++k)
+    high[k] = reversed_in_groups<16>(load(a + 16 * (kRegisters - 1 - k)));
   std::size_t ia = kBlock, ib = 0;
   while (ia < na || ib < nb) {
     const bool take_a = ib == nb || (ia < na && a[ia] <= b[ib]);
@@ -288,7 +355,7 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
     out += kBlock;
   }
   for (int k = 0; k < kRegisters; ++k) {
-    _mm512_storeu_si512(out + 16 * k, reversed(high[kRegisters - 1 - k]));
+    _mm512_storeu_si512(out + 16 * k, reversed_in_groups<16>(high[kRegisters - 1 - k]));
   }
 }
 
