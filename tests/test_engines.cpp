@@ -363,10 +363,11 @@ TEST(RowSortKernels, EveryLevelMatchesStdSort) {
 }
 
 // The sorting networks (the vector kernels, rows without distances) against std::sort on many
-// rows of every length up to kRankSortMax: a network is a fixed sequence of compare-exchanges, and
-// one misplaced or missing compare-exchange leaves only some inputs unsorted. Rows of 0s and 1s
-// (a network that sorts every such row sorts every row), of a few values repeated, and of
-// distinct indices over the whole uint32 range, the largest one (the networks' filler) included.
+// rows of every length they take (up to kRankSortMax, kNetworkMaxAvx512 with AVX-512): a network is
+// a fixed sequence of compare-exchanges, and one misplaced or missing compare-exchange leaves only
+// some inputs unsorted. Rows of 0s and 1s (a network that sorts every such row sorts every row), of
+// a few values repeated, and of distinct indices over the whole uint32 range, the largest one (the
+// networks' filler) included.
 TEST(RowSortKernels, NetworksSortManyRows) {
   using spatialhash::index_t;
   using spatialhash::Simd;
@@ -375,7 +376,9 @@ TEST(RowSortKernels, NetworksSortManyRows) {
     if (!spatialhash::simd_available(level)) continue;
     SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)));
     const spatialhash::detail::RowSortFn kernel = spatialhash::detail::best_row_sort(level);
-    for (std::size_t length = 1; length <= spatialhash::detail::kRankSortMax; ++length) {
+    const std::size_t longest = level == Simd::avx512 ? spatialhash::detail::kNetworkMaxAvx512
+                                                      : spatialhash::detail::kRankSortMax;
+    for (std::size_t length = 1; length <= longest; ++length) {
       for (int trial = 0; trial < 300; ++trial) {
         const int kind = trial % 3;  // 0: zeros and ones, 1: a few values, 2: any value
         std::uniform_int_distribution<index_t> id(0, 0xFFFFFFFFu);
@@ -397,10 +400,10 @@ TEST(RowSortKernels, NetworksSortManyRows) {
 }
 
 // sort_row (simd/row_sort.hpp) with each kernel this processor runs, against std::sort: rows
-// around and past every boundary of its three ways (whole rows up to kRankSortMax, runs merged up
-// to kMergeSortMax, std::sort beyond), indices over the whole uint32 range and close together,
-// and rows that repeat an index (still sorted, repeats kept) within a run or across two; each
-// from a row elsewhere and in place.
+// around and past every boundary of its three ways (whole rows up to the kernel's longest run,
+// kRankSortMax or kNetworkMaxAvx512; runs merged up to kMergeSortMax; std::sort beyond), indices
+// over the whole uint32 range and close together, and rows that repeat an index (still sorted,
+// repeats kept) within a run or across two; each from a row elsewhere and in place.
 TEST(RowSortKernels, SortRowMatchesStdSortOnLongRows) {
   using spatialhash::index_t;
   using spatialhash::Simd;

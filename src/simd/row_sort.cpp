@@ -43,51 +43,57 @@ void merge_branch_free(const index_t* a, std::size_t na, const index_t* b, std::
   std::copy(b, b_end, out);
 }
 
-/// A run merge and the block it takes at a time (runs are padded to a multiple of it).
-struct RunMerge {
+/// How sort_row uses a kernel on long rows: the longest run the kernel sorts whole without
+/// distances, the merge of runs, and the block the merge takes at a time (runs are padded to a
+/// multiple of it).
+struct KernelRuns {
+  std::size_t run;
   RunMergeFn merge;
   std::size_t unit;
 };
 
-/// The merge that goes with `kernel`: 64 entries at a time with AVX-512 (on a Zen 5, against the
-/// AVX2 merge's 16 at a time, `bench/row_sort`: rows of 131 entries 197-199 -> 134-135 ns, of
-/// 800 2.0-2.1 -> 1.1 us), 32 with AVX2, one at a time without a vector kernel.
-RunMerge merge_for(RowSortFn kernel) {
+/// The runs that go with `kernel`: with AVX-512, runs of 128 (its network in eight registers)
+/// merged 64 entries at a time (on a Zen 5, against the AVX2 merge's 16 at a time,
+/// `bench/row_sort`: rows of 131 entries 197-199 -> 134-135 ns, of 800 2.0-2.1 -> 1.1 us); with
+/// AVX2 runs of 64 merged 32 at a time; without a vector kernel runs of 64 merged one entry at a
+/// time.
+KernelRuns runs_for(RowSortFn kernel) {
 #ifdef SPATIALHASH_HAVE_AVX512
-  if (kernel == &row_sort_avx512) return {&merge_runs_avx512, kMergeUnitAvx512};
+  if (kernel == &row_sort_avx512) return {kNetworkMaxAvx512, &merge_runs_avx512, kMergeUnitAvx512};
 #endif
 #ifdef SPATIALHASH_HAVE_AVX2
-  if (kernel == &row_sort_avx2) return {&merge_runs_avx2, kMergeUnitAvx2};
+  if (kernel == &row_sort_avx2) return {kRankSortMax, &merge_runs_avx2, kMergeUnitAvx2};
 #endif
   (void)kernel;
-  return {&merge_branch_free, 1};
+  return {kRankSortMax, &merge_branch_free, 1};
 }
 
-/// Sorts a row of kRankSortMax < length <= kMergeSortMax entries from `from` into `ids`: runs of
-/// kRankSortMax sorted by `kernel` into a buffer on the stack padded with the largest index to a
+/// Sorts a row of runs.run < length <= kMergeSortMax entries from `from` into `ids`: runs of
+/// runs.run sorted by `kernel` into a buffer on the stack padded with the largest index to a
 /// multiple of the merge's unit (a padded run is still sorted, and entries equal to the padding
-/// are indistinguishable from it; kMergeSortMax and kRankSortMax are multiples of every unit),
+/// are indistinguishable from it; kMergeSortMax and every run length are multiples of every unit),
 /// merged pairwise back and forth between two buffers, and the first `length` entries copied to
 /// `ids`. Returns false, writing nothing to `ids`, when the kernel refuses a run (a repeated
 /// index).
-bool sort_by_runs(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length) {
+bool sort_by_runs(RowSortFn kernel, const KernelRuns& runs, const index_t* from, index_t* ids,
+                  std::size_t length) {
   static_assert(kMergeSortMax % kMergeUnitAvx512 == 0 && kRankSortMax % kMergeUnitAvx512 == 0 &&
+                kNetworkMaxAvx512 % kMergeUnitAvx512 == 0 &&
                 kMergeUnitAvx512 % kMergeUnitAvx2 == 0);
-  const auto [merge, unit] = merge_for(kernel);
-  const std::size_t padded = (length + unit - 1) / unit * unit;
+  const std::size_t padded = (length + runs.unit - 1) / runs.unit * runs.unit;
   index_t first[kMergeSortMax], second[kMergeSortMax];  // entries written before they are read
-  for (std::size_t start = 0; start < length; start += kRankSortMax) {
-    const std::size_t run = std::min(kRankSortMax, length - start);
+  for (std::size_t start = 0; start < length; start += runs.run) {
+    const std::size_t run = std::min(runs.run, length - start);
     if (!kernel(from + start, first + start, nullptr, run)) return false;
   }
   std::fill(first + length, first + padded, std::numeric_limits<index_t>::max());
   index_t* source = first;
   index_t* target = second;
-  for (std::size_t run = kRankSortMax; run < padded; run *= 2) {
+  for (std::size_t run = runs.run; run < padded; run *= 2) {
     for (std::size_t start = 0; start < padded; start += 2 * run) {
       const std::size_t middle = std::min(start + run, padded);
       const std::size_t end = std::min(start + 2 * run, padded);
-      merge(source + start, middle - start, source + middle, end - middle, target + start);
+      runs.merge(source + start, middle - start, source + middle, end - middle, target + start);
     }
     std::swap(source, target);
   }
@@ -98,10 +104,12 @@ bool sort_by_runs(RowSortFn kernel, const index_t* from, index_t* ids, std::size
 }  // namespace
 
 void sort_row(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length) {
-  if (length <= kRankSortMax) {
+  // Every kernel takes rows of up to kRankSortMax whole: those, the most common, are decided
+  // before runs_for() (whose result, passed on the stack, cost short rows about 0.5 ns).
+  if (length <= kRankSortMax || length <= runs_for(kernel).run) {
     if (kernel(from, ids, nullptr, length)) return;
   } else if (length <= kMergeSortMax) {
-    if (sort_by_runs(kernel, from, ids, length)) return;
+    if (sort_by_runs(kernel, runs_for(kernel), from, ids, length)) return;
   }
   if (from != ids) std::copy(from, from + length, ids);
   std::sort(ids, ids + length);

@@ -4,12 +4,12 @@
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
 // docs/benchmarks.md). The vector kernels sort rows without distances with a sorting network
-// instead (bitonic merges of the row's entries laid out by columns): up to 64 entries in one, two
-// or four AVX-512 registers (on a Zen 5, `bench/row_sort`: a row of 28 in 12 ns, of 64 in 26 ns),
-// or in one to eight AVX2 ones (row_sort_avx2.cpp; on the same Zen 5: a row of 28 in 19 ns, of 64
-// in 34 ns, of 131 through runs and merges in 173 ns; on a Zen 3 before the layout by columns,
-// 6-10x the scalar kernel and 9-18x std::sort). A scalar version for every machine, and AVX2 and
-// AVX-512 ones chosen at run time.
+// instead (bitonic merges of the row's entries laid out by columns): up to 128 entries in one,
+// two, four or eight AVX-512 registers (on a Zen 5, `bench/row_sort`: a row of 28 in 12 ns, of 64
+// in 26 ns, of 100 in 45 ns), or up to 64 in one to eight AVX2 ones (row_sort_avx2.cpp; on the
+// same Zen 5: a row of 28 in 19 ns, of 64 in 34 ns, of 131 through runs and merges in 173 ns; on a
+// Zen 3 before the layout by columns, 6-10x the scalar kernel and 9-18x std::sort). A scalar
+// version for every machine, and AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +22,13 @@ namespace spatialhash::detail {
 /// The longest row a rank sort takes; sort_rows gives longer ones to std::sort.
 inline constexpr std::size_t kRankSortMax = 64;
 
+/// The longest row the AVX-512 kernel sorts whole without distances (its network in eight
+/// registers); sort_row() sorts longer rows by runs of this length with that kernel.
+inline constexpr std::size_t kNetworkMaxAvx512 = 128;
+
 /// Writes the entries from[0 .. length) to ids[0 .. length) in ascending order, with
-/// distances[k] (unless distances is null) moving with entry k; length <= kRankSortMax. `from` may
+/// distances[k] (unless distances is null) moving with entry k; length <= kRankSortMax (without
+/// distances, up to kNetworkMaxAvx512 for row_sort_avx512). `from` may
 /// be `ids` (a sort in place) or a row elsewhere (the search's output: the collectors sort rows as
 /// they store them, so that no copy lies between the search and the sort). Ranks are a
 /// permutation only when the entries are distinct (they are in a neighbor row): a rank sort
@@ -58,16 +63,17 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
 /// The fastest row sort this build and processor run, at or below `limit`.
 RowSortFn best_row_sort(Simd limit = Simd::automatic);
 
-/// The longest row sort_row() sorts by runs of kRankSortMax entries, merged (8 KiB of stack).
+/// The longest row sort_row() sorts by runs, merged (8 KiB of stack).
 inline constexpr std::size_t kMergeSortMax = 1024;
 
 /// Writes one row of neighbor indices, from[0 .. length), to ids[0 .. length) in ascending order
 /// (`from` may be `ids`; otherwise the two must not overlap) with `kernel` (best_row_sort()):
-/// whole, up to kRankSortMax entries; by runs of kRankSortMax, each sorted by `kernel` and then
-/// merged (32 or 64 entries at a time with a vector kernel, one at a time without branches with
-/// the scalar one), up to kMergeSortMax; by std::sort when it is longer or the kernel refuses a run
-/// (a rank sort, on a repeated index). Out of line on purpose: the collectors call it from the
-/// search's row emission, where an inlined std::sort would only add code.
+/// whole, up to the kernel's longest run (kNetworkMaxAvx512 entries with AVX-512, kRankSortMax
+/// otherwise); by such runs, each sorted by `kernel` and then merged (32 or 64 entries at a time
+/// with a vector kernel, one at a time without branches with the scalar one), up to kMergeSortMax;
+/// by std::sort when it is longer or the kernel refuses a run (a rank sort, on a repeated index).
+/// Out of line on purpose: the collectors call it from the search's row emission, where an inlined
+/// std::sort would only add code.
 void sort_row(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t length);
 
 /// Writes the row in rank order from its copies (keys, distance_copy) once `placed` (a bit per

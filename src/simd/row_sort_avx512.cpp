@@ -1,9 +1,10 @@
-// The AVX-512 row sort (see row_sort.hpp). Rows of at most 64 entries without distances (those
-// the collectors sort as they store them) go through a sorting network in one register (up to 16
-// entries), two (up to 32) or four, with the row's entries by columns (entry i in lane i / R of
-// register i % R: sort_by_network); the others are sorted by rank, 16 entries' ranks at a time,
-// each compared with every entry of the row. Longer rows are sorted by runs of 64, merged 64
-// entries at a time by merge_runs_avx512. This file alone is compiled with -mavx512f;
+// The AVX-512 row sort (see row_sort.hpp). Rows of at most 128 entries (kNetworkMaxAvx512)
+// without distances (those the collectors sort as they store them) go through a sorting network
+// in one register (up to 16 entries), two (up to 32), four (up to 64) or eight, with the row's
+// entries by columns (entry i in lane i / R of register i % R: sort_by_network); rows of at most
+// 64 entries with distances are sorted by rank, 16 entries' ranks at a time, each compared with
+// every entry of the row. sort_row sorts longer rows by runs of 128, merged 64 entries at a time
+// by merge_runs_avx512. This file alone is compiled with -mavx512f;
 // best_row_sort() calls it only on processors that report AVX-512F.
 //
 // What made the networks 1.6-2.4x faster on a Zen 5 (thirty-seventh session, docs/benchmarks.md):
@@ -18,7 +19,9 @@
 // (entry i in lane i % 16 of register i / 16) and merges that compare each entry with its mirror
 // image, so that every merge's stages between registers are a plain min and max and none of its
 // stages has a direction that depends on the lane: rows of 17-32 entries 15 -> 11-12 ns, of 33-64
-// 35-37 -> 25-27 ns, of 131 143 -> 122 ns.
+// 35-37 -> 25-27 ns, of 131 143 -> 122 ns; then the network in eight registers for rows of 65-128
+// (a row of 100 80-85 -> 44-46 ns, of 131 112-118 -> 95-97 ns, sorting all of W3's rows 1.16x
+// faster).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -30,8 +33,7 @@
 namespace spatialhash::detail {
 namespace {
 
-/// The most entries a network sorts: 64, in one, two or four registers.
-constexpr std::size_t kNetworkMax = 64;
+static_assert(kNetworkMaxAvx512 == 16 * 8, "the networks take one, two, four or eight registers");
 
 /// Every lane: the masked forms of the intrinsics below with all lanes set, which compile to the
 /// same instructions. GCC 12's unmasked forms pass _mm512_undefined_epi32() through, which its
@@ -151,13 +153,22 @@ void merge_halves(Registers<R>& r) {
 /// ns instead of 8).
 template <int R, int Lanes = 16>
 [[gnu::always_inline]] inline void sort_by_network(Registers<R>& r) {
-  static_assert(R == 1 || R == 2 || R == 4);
+  static_assert(R == 1 || R == 2 || R == 4 || R == 8);
   static_assert(Lanes == 16 || (Lanes == 8 && R == 1));
-  if constexpr (R == 2) order(r.lanes[0], r.lanes[1]);
+  __m512i* c = r.lanes;
+  if constexpr (R == 2) order(c[0], c[1]);
   if constexpr (R == 4) {
-    order(r.lanes[0], r.lanes[1]), order(r.lanes[2], r.lanes[3]);
-    order(r.lanes[0], r.lanes[2]), order(r.lanes[1], r.lanes[3]);
-    order(r.lanes[1], r.lanes[2]);
+    order(c[0], c[1]), order(c[2], c[3]);
+    order(c[0], c[2]), order(c[1], c[3]);
+    order(c[1], c[2]);
+  }
+  if constexpr (R == 8) {  // Batcher's 19 compare-exchanges
+    order(c[0], c[2]), order(c[1], c[3]), order(c[4], c[6]), order(c[5], c[7]);
+    order(c[0], c[4]), order(c[1], c[5]), order(c[2], c[6]), order(c[3], c[7]);
+    order(c[0], c[1]), order(c[2], c[3]), order(c[4], c[5]), order(c[6], c[7]);
+    order(c[2], c[4]), order(c[3], c[5]);
+    order(c[1], c[4]), order(c[3], c[6]);
+    order(c[1], c[2]), order(c[3], c[4]), order(c[5], c[6]);
   }
   merge_halves<R, 2>(r);
   merge_halves<R, 4>(r);
@@ -165,38 +176,59 @@ template <int R, int Lanes = 16>
   if constexpr (Lanes == 16) merge_halves<R, 16>(r);
 }
 
+/// Lanes of `a` and `b` interleaved in blocks of `Width` bits (32, 64 or 128): block m of the
+/// result is block m / 2 of `a` or of `b` (m odd), from block `First` of each on (0 or the
+/// middle). With R registers by columns, interleaving registers whose entries are `Width` / 32
+/// apart puts runs of 2 `Width` / 32 consecutive entries side by side.
+template <int Width, int First>
+__m512i interleaved(__m512i a, __m512i b) {
+  static_assert(Width == 32 || Width == 64 || Width == 128);
+  static_assert(First == 0 || First == 512 / Width / 2);
+  if constexpr (Width == 32) {
+    const __m512i pick = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    return _mm512_mask2_permutex2var_epi32(a, _mm512_add_epi32(pick, _mm512_set1_epi32(First)),
+                                           kAll, b);
+  } else {
+    const __m512i pick = Width == 64 ? _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11)
+                                     : _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    return _mm512_mask2_permutex2var_epi64(
+        a, _mm512_add_epi64(pick, _mm512_set1_epi64(First * Width / 64)), 0xFF, b);
+  }
+}
+
 /// Puts the sorted registers (by columns) in row order: entry i to lane i % 16 of register i / 16.
+/// Entry i sits in lane i / R of register i % R: interleaving registers k and k + 1 (32-bit
+/// blocks) gives runs of 2 consecutive entries, two such results interleaved by 64-bit blocks
+/// runs of 4, and two of those by 128-bit blocks runs of 8.
 template <int R>
 void put_in_row_order(Registers<R>& registers) {
-  if constexpr (R >= 2) {
-    __m512i* r = registers.lanes;
-    // Lanes l of register 0 and l of register 1, for l = 0 .. 7 (then 8 .. 15): entries 2 l and
-    // 2 l + 1 with R = 2; with R = 4, 64-bit pairs of which the same interleaving of registers 2
-    // and 3 gives the other half.
-    const __m512i pairs_low =
-        _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i pairs_high = _mm512_add_epi32(pairs_low, _mm512_set1_epi32(8));
-    const auto interleave = [](__m512i a, __m512i pick, __m512i b) {
-      return _mm512_mask2_permutex2var_epi32(a, pick, kAll, b);
-    };
-    const __m512i low01 = interleave(r[0], pairs_low, r[1]);
-    const __m512i high01 = interleave(r[0], pairs_high, r[1]);
-    if constexpr (R == 2) {
-      r[0] = low01;
-      r[1] = high01;
+  __m512i* r = registers.lanes;
+  if constexpr (R == 2) {
+    const __m512i low = interleaved<32, 0>(r[0], r[1]), high = interleaved<32, 8>(r[0], r[1]);
+    r[0] = low, r[1] = high;
+  }
+  if constexpr (R >= 4) {
+    // pairs[j][h]: registers 2 j and 2 j + 1 interleaved, lanes 8 h .. 8 h + 7 of each.
+    __m512i pairs[R / 2][2];
+    for (int j = 0; j < R / 2; ++j) {
+      pairs[j][0] = interleaved<32, 0>(r[2 * j], r[2 * j + 1]);
+      pairs[j][1] = interleaved<32, 8>(r[2 * j], r[2 * j + 1]);
+    }
+    // quads[j][q]: pairs 2 j and 2 j + 1 interleaved, lanes 4 q .. 4 q + 3 of each.
+    __m512i quads[R / 4][4];
+    for (int j = 0; j < R / 4; ++j) {
+      for (int h = 0; h < 2; ++h) {
+        quads[j][2 * h] = interleaved<64, 0>(pairs[2 * j][h], pairs[2 * j + 1][h]);
+        quads[j][2 * h + 1] = interleaved<64, 4>(pairs[2 * j][h], pairs[2 * j + 1][h]);
+      }
+    }
+    if constexpr (R == 4) {
+      for (int q = 0; q < 4; ++q) r[q] = quads[0][q];
     } else {
-      const __m512i low23 = interleave(r[2], pairs_low, r[3]);
-      const __m512i high23 = interleave(r[2], pairs_high, r[3]);
-      // Entry 4 l + k is 64-bit pair l of the 01 registers (k < 2) or of the 23 ones (k >= 2).
-      const __m512i quads_low = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-      const __m512i quads_high = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-      const auto interleave64 = [](__m512i a, __m512i pick, __m512i b) {
-        return _mm512_mask2_permutex2var_epi64(a, pick, 0xFF, b);
-      };
-      r[0] = interleave64(low01, quads_low, low23);
-      r[1] = interleave64(low01, quads_high, low23);
-      r[2] = interleave64(high01, quads_low, high23);
-      r[3] = interleave64(high01, quads_high, high23);
+      for (int q = 0; q < 4; ++q) {
+        r[2 * q] = interleaved<128, 0>(quads[0][q], quads[1][q]);
+        r[2 * q + 1] = interleaved<128, 2>(quads[0][q], quads[1][q]);
+      }
     }
   }
 }
@@ -360,15 +392,17 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
 }
 
 bool row_sort_avx512(const index_t* from, index_t* ids, double* distances, std::size_t length) {
-  if (distances == nullptr && length <= kNetworkMax) {
+  if (distances == nullptr && length <= kNetworkMaxAvx512) {
     if (length < 16) {
       short_network_sort(from, ids, length);
     } else if (length == 16) {
       network_sort<1>(from, ids, length);
     } else if (length <= 32) {
       network_sort<2>(from, ids, length);
-    } else {
+    } else if (length <= 64) {
       network_sort<4>(from, ids, length);
+    } else {
+      network_sort<8>(from, ids, length);
     }
     return true;
   }
