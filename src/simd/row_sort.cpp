@@ -52,7 +52,7 @@ struct KernelRuns {
   std::size_t unit;
 };
 
-/// The runs that go with `kernel`: with AVX-512, runs of 128 (its network in eight registers)
+/// The runs that go with `kernel`: with AVX-512, runs of 256 (its network in sixteen registers)
 /// merged 64 entries at a time (on a Zen 5, against the AVX2 merge's 16 at a time,
 /// `bench/row_sort`: rows of 131 entries 197-199 -> 134-135 ns, of 800 2.0-2.1 -> 1.1 us); with
 /// AVX2 runs of 64 merged 32 at a time; without a vector kernel runs of 64 merged one entry at a

@@ -4,14 +4,15 @@
 // std::sort; the vector kernels count 8 or 16 entries' ranks at once (W1 1M lists, 28 entries
 // per row, 2 threads: about 78 ms of sorting with the scalar kernel, 30 with AVX-512; see
 // docs/benchmarks.md). The vector kernels sort rows without distances with a sorting network
-// instead (bitonic merges of the row's entries laid out by columns): up to 128 entries in one,
-// two, four or eight AVX-512 registers (on a Zen 5, `bench/row_sort`: a row of 28 in 12 ns, of 64
-// in 26 ns, of 100 in 45 ns), or up to 64 in one to eight AVX2 ones (row_sort_avx2.cpp; on the
-// same Zen 5: a row of 28 in 19 ns, of 64 in 34 ns, of 131 through runs and merges in 173 ns; on a
-// Zen 3 before the layout by columns, 6-10x the scalar kernel and 9-18x std::sort). A scalar
-// version for every machine, and AVX2 and AVX-512 ones chosen at run time.
+// instead (bitonic merges of the row's entries laid out by columns): up to 256 entries in 1, 2,
+// 4, 8 or 16 AVX-512 registers (on a Zen 5, `bench/row_sort`: a row of 28 in 12 ns, of 64 in 26
+// ns, of 100 in 45 ns, of 200 in 90 ns), or up to 64 in one to eight AVX2 ones (row_sort_avx2.cpp;
+// on the same Zen 5: a row of 28 in 19 ns, of 64 in 34 ns, of 131 through runs and merges in 173
+// ns; on a Zen 3 before the layout by columns, 6-10x the scalar kernel and 9-18x std::sort). A
+// scalar version for every machine, and AVX2 and AVX-512 ones chosen at run time.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -22,9 +23,38 @@ namespace spatialhash::detail {
 /// The longest row a rank sort takes; sort_rows gives longer ones to std::sort.
 inline constexpr std::size_t kRankSortMax = 64;
 
-/// The longest row the AVX-512 kernel sorts whole without distances (its network in eight
+/// The longest row the AVX-512 kernel sorts whole without distances (its network in sixteen
 /// registers); sort_row() sorts longer rows by runs of this length with that kernel.
-inline constexpr std::size_t kNetworkMaxAvx512 = 128;
+inline constexpr std::size_t kNetworkMaxAvx512 = 256;
+
+/// Batcher's odd-even merge sort on `n` (a power of two) places: writes its compare-exchanges, in
+/// order, to `pairs` (when not null) as {lower place, upper place}, and returns how many there
+/// are (1, 5, 19 and 63 for 2, 4, 8 and 16 places). The vector networks sort each lane's column
+/// of registers with it.
+constexpr int batcher_network(int n, std::array<int, 2>* pairs) {
+  int count = 0;
+  for (int p = 1; p < n; p *= 2) {
+    for (int k = p; k >= 1; k /= 2) {
+      for (int j = k % p; j + k < n; j += 2 * k) {
+        for (int i = 0; i < k && i + j + k < n; ++i) {
+          if ((i + j) / (2 * p) != (i + j + k) / (2 * p)) continue;
+          if (pairs != nullptr) pairs[count] = {i + j, i + j + k};
+          ++count;
+        }
+      }
+    }
+  }
+  return count;
+}
+
+/// batcher_network(N), computed at compile time.
+template <int N>
+inline constexpr auto kBatcherNetwork = [] {
+  std::array<std::array<int, 2>, static_cast<std::size_t>(batcher_network(N, nullptr))> pairs{};
+  batcher_network(N, pairs.data());
+  return pairs;
+}();
+static_assert(kBatcherNetwork<8>.size() == 19 && kBatcherNetwork<16>.size() == 63);
 
 /// Writes the entries from[0 .. length) to ids[0 .. length) in ascending order, with
 /// distances[k] (unless distances is null) moving with entry k; length <= kRankSortMax (without

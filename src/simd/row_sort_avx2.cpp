@@ -120,27 +120,18 @@ void merge_halves(Registers<R>& r) {
 }
 
 /// Sorts the 8 R entries of the registers (by columns): each lane's column of R entries sorted
-/// by compare-exchanges of whole registers (for 8, Batcher's 19), then runs merged in groups of 2,
-/// 4 and 8 lanes. A network sorts repeated entries as well as distinct ones. Always inlined, as in
-/// row_sort_avx512.cpp (a call passes the registers through memory).
+/// by Batcher's network of compare-exchanges of whole registers (kBatcherNetwork, registers named
+/// by constants), then runs merged in groups of 2, 4 and 8 lanes. A network sorts repeated entries
+/// as well as distinct ones. Always inlined, as in row_sort_avx512.cpp (a call passes the registers
+/// through memory).
 template <int R>
 [[gnu::always_inline]] inline void sort_by_network(Registers<R>& registers) {
   static_assert(R == 1 || R == 2 || R == 4 || R == 8);
-  __m256i* r = registers.lanes;
-  if constexpr (R == 2) order(r[0], r[1]);
-  if constexpr (R == 4) {
-    order(r[0], r[1]), order(r[2], r[3]);
-    order(r[0], r[2]), order(r[1], r[3]);
-    order(r[1], r[2]);
+  [&]<std::size_t... P>(std::index_sequence<P...>) {
+    (order(registers.lanes[kBatcherNetwork<R>[P][0]], registers.lanes[kBatcherNetwork<R>[P][1]]),
+     ...);
   }
-  if constexpr (R == 8) {
-    order(r[0], r[2]), order(r[1], r[3]), order(r[4], r[6]), order(r[5], r[7]);
-    order(r[0], r[4]), order(r[1], r[5]), order(r[2], r[6]), order(r[3], r[7]);
-    order(r[0], r[1]), order(r[2], r[3]), order(r[4], r[5]), order(r[6], r[7]);
-    order(r[2], r[4]), order(r[3], r[5]);
-    order(r[1], r[4]), order(r[3], r[6]);
-    order(r[1], r[2]), order(r[3], r[4]), order(r[5], r[6]);
-  }
+  (std::make_index_sequence<kBatcherNetwork<R>.size()>{});
   merge_halves<R, 2>(registers);
   merge_halves<R, 4>(registers);
   merge_halves<R, 8>(registers);

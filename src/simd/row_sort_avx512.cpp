@@ -1,11 +1,11 @@
-// The AVX-512 row sort (see row_sort.hpp). Rows of at most 128 entries (kNetworkMaxAvx512)
+// The AVX-512 row sort (see row_sort.hpp). Rows of at most 256 entries (kNetworkMaxAvx512)
 // without distances (those the collectors sort as they store them) go through a sorting network
-// in one register (up to 16 entries), two (up to 32), four (up to 64) or eight, with the row's
-// entries by columns (entry i in lane i / R of register i % R: sort_by_network); rows of at most
-// 64 entries with distances are sorted by rank, 16 entries' ranks at a time, each compared with
-// every entry of the row. sort_row sorts longer rows by runs of 128, merged 64 entries at a time
-// by merge_runs_avx512. This file alone is compiled with -mavx512f;
-// best_row_sort() calls it only on processors that report AVX-512F.
+// in one register (up to 16 entries), two (up to 32), four (up to 64), eight (up to 128) or
+// sixteen, with the row's entries by columns (entry i in lane i / R of register i % R:
+// sort_by_network); rows of at most 64 entries with distances are sorted by rank, 16 entries'
+// ranks at a time, each compared with every entry of the row. sort_row sorts longer rows by runs
+// of 256, merged 64 entries at a time by merge_runs_avx512. This file alone is compiled with
+// -mavx512f; best_row_sort() calls it only on processors that report AVX-512F.
 //
 // What made the networks 1.6-2.4x faster on a Zen 5 (thirty-seventh session, docs/benchmarks.md):
 // in-lane shuffles and 128-bit block swaps instead of vpermd (whose latency sat on every stage of
@@ -19,21 +19,21 @@
 // (entry i in lane i % 16 of register i / 16) and merges that compare each entry with its mirror
 // image, so that every merge's stages between registers are a plain min and max and none of its
 // stages has a direction that depends on the lane: rows of 17-32 entries 15 -> 11-12 ns, of 33-64
-// 35-37 -> 25-27 ns, of 131 143 -> 122 ns; then the network in eight registers for rows of 65-128
-// (a row of 100 80-85 -> 44-46 ns, of 131 112-118 -> 95-97 ns, sorting all of W3's rows 1.16x
-// faster).
+// 35-37 -> 25-27 ns, of 131 143 -> 122 ns; then the networks in eight and sixteen registers for
+// rows of 65-256 (a row of 100 80-85 -> 44-46 ns, of 200 160-168 -> 89-93 ns).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "row_sort.hpp"
 
 namespace spatialhash::detail {
 namespace {
 
-static_assert(kNetworkMaxAvx512 == 16 * 8, "the networks take one, two, four or eight registers");
+static_assert(kNetworkMaxAvx512 == 16 * 16, "the networks take 1, 2, 4, 8 or 16 registers");
 
 /// Every lane: the masked forms of the intrinsics below with all lanes set, which compile to the
 /// same instructions. GCC 12's unmasked forms pass _mm512_undefined_epi32() through, which its
@@ -121,25 +121,49 @@ struct Registers {
 /// the distance each time, all ascending: lanes Group / 4 .. 1 apart, then registers R / 2 .. 1
 /// apart. (Against the usual bitonic network, whose runs alternate ascending and descending, no
 /// stage has a direction that depends on the lane: the stages between registers stay one min and
-/// one max.)
+/// one max.) The loops here and in interleave_round are unrolled by pragma: with 16 registers GCC
+/// left some rolled, indexing the registers by a variable, which put them on the stack (531 moves
+/// of spilled registers in the kernel).
 template <int R, int Group>
 void merge_halves(Registers<R>& r) {
-  __m512i flipped[R];
-  for (int k = 0; k < R; ++k) flipped[k] = reversed_in_groups<Group>(r.lanes[R - 1 - k]);
-  for (int k = 0; k < R; ++k) {
-    r.lanes[k] = _mm512_mask_blend_epi32(upper_lanes(Group / 2), min_u32(r.lanes[k], flipped[k]),
-                                         max_u32(r.lanes[k], flipped[k]));
+  // Register k against register R - 1 - k, both at once (two temporaries: sixteen registers and
+  // their reversals would not fit in the 32 there are; with R = 1 the register against itself).
+#pragma GCC unroll 16
+  for (int k = 0; k < (R + 1) / 2; ++k) {
+    __m512i& low = r.lanes[k];
+    __m512i& high = r.lanes[R - 1 - k];
+    const __m512i low_flipped = reversed_in_groups<Group>(high);
+    const __m512i high_flipped = reversed_in_groups<Group>(low);
+    const __m512i new_low = _mm512_mask_blend_epi32(
+        upper_lanes(Group / 2), min_u32(low, low_flipped), max_u32(low, low_flipped));
+    const __m512i new_high = _mm512_mask_blend_epi32(
+        upper_lanes(Group / 2), min_u32(high, high_flipped), max_u32(high, high_flipped));
+    low = new_low;
+    high = new_high;
   }
+#pragma GCC unroll 16
   for (auto& lanes : r.lanes) {
     if constexpr (Group >= 16) lanes = exchange<4>(lanes);
     if constexpr (Group >= 8) lanes = exchange<2>(lanes);
     if constexpr (Group >= 4) lanes = exchange<1>(lanes);
   }
+#pragma GCC unroll 16
   for (int distance = R / 2; distance >= 1; distance /= 2) {
+#pragma GCC unroll 16
     for (int k = 0; k < R; ++k) {
       if ((k & distance) == 0) order(r.lanes[k], r.lanes[k + distance]);
     }
   }
+}
+
+/// Sorts each lane's column of the R registers: Batcher's network (kBatcherNetwork), every
+/// compare-exchange naming its registers by constants.
+template <int R>
+void sort_columns(Registers<R>& r) {
+  [&]<std::size_t... P>(std::index_sequence<P...>) {
+    (order(r.lanes[kBatcherNetwork<R>[P][0]], r.lanes[kBatcherNetwork<R>[P][1]]), ...);
+  }
+  (std::make_index_sequence<kBatcherNetwork<R>.size()>{});
 }
 
 /// Sorts the 16 R entries of the registers (by columns) in their first `Lanes` lanes (8 or 16;
@@ -153,84 +177,64 @@ void merge_halves(Registers<R>& r) {
 /// ns instead of 8).
 template <int R, int Lanes = 16>
 [[gnu::always_inline]] inline void sort_by_network(Registers<R>& r) {
-  static_assert(R == 1 || R == 2 || R == 4 || R == 8);
+  static_assert(R == 1 || R == 2 || R == 4 || R == 8 || R == 16);
   static_assert(Lanes == 16 || (Lanes == 8 && R == 1));
-  __m512i* c = r.lanes;
-  if constexpr (R == 2) order(c[0], c[1]);
-  if constexpr (R == 4) {
-    order(c[0], c[1]), order(c[2], c[3]);
-    order(c[0], c[2]), order(c[1], c[3]);
-    order(c[1], c[2]);
-  }
-  if constexpr (R == 8) {  // Batcher's 19 compare-exchanges
-    order(c[0], c[2]), order(c[1], c[3]), order(c[4], c[6]), order(c[5], c[7]);
-    order(c[0], c[4]), order(c[1], c[5]), order(c[2], c[6]), order(c[3], c[7]);
-    order(c[0], c[1]), order(c[2], c[3]), order(c[4], c[5]), order(c[6], c[7]);
-    order(c[2], c[4]), order(c[3], c[5]);
-    order(c[1], c[4]), order(c[3], c[6]);
-    order(c[1], c[2]), order(c[3], c[4]), order(c[5], c[6]);
-  }
+  sort_columns(r);
   merge_halves<R, 2>(r);
   merge_halves<R, 4>(r);
   merge_halves<R, 8>(r);
   if constexpr (Lanes == 16) merge_halves<R, 16>(r);
 }
 
-/// Lanes of `a` and `b` interleaved in blocks of `Width` bits (32, 64 or 128): block m of the
-/// result is block m / 2 of `a` or of `b` (m odd), from block `First` of each on (0 or the
-/// middle). With R registers by columns, interleaving registers whose entries are `Width` / 32
-/// apart puts runs of 2 `Width` / 32 consecutive entries side by side.
+/// Lanes of `a` and `b` interleaved in blocks of `Width` bits (32, 64, 128 or 256): block m of
+/// the result is block m / 2 of `a` or of `b` (m odd), from block `First` of each on (0 or the
+/// middle).
 template <int Width, int First>
 __m512i interleaved(__m512i a, __m512i b) {
-  static_assert(Width == 32 || Width == 64 || Width == 128);
-  static_assert(First == 0 || First == 512 / Width / 2);
+  static_assert(Width == 32 || Width == 64 || Width == 128 || Width == 256);
+  static_assert(First == 0 || First == 256 / Width);
   if constexpr (Width == 32) {
     const __m512i pick = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     return _mm512_mask2_permutex2var_epi32(a, _mm512_add_epi32(pick, _mm512_set1_epi32(First)),
                                            kAll, b);
   } else {
-    const __m512i pick = Width == 64 ? _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11)
-                                     : _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i pick = Width == 64    ? _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11)
+                         : Width == 128 ? _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11)
+                                        : _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
     return _mm512_mask2_permutex2var_epi64(
         a, _mm512_add_epi64(pick, _mm512_set1_epi64(First * Width / 64)), 0xFF, b);
   }
 }
 
+/// One round of put_in_row_order: the registers come in groups of M = Width / 32, group j holding
+/// runs of M consecutive entries for its lanes; groups 2 j and 2 j + 1 interleaved in blocks of
+/// `Width` bits become one group of 2 M registers holding runs of 2 M, until one group is left.
+template <int R, int Width>
+void interleave_round(__m512i* r) {
+  constexpr int M = Width / 32;
+  __m512i next[R];
+#pragma GCC unroll 16
+  for (int j = 0; j < R / (2 * M); ++j) {
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m) {
+      const __m512i a = r[2 * j * M + m], b = r[(2 * j + 1) * M + m];
+      next[2 * j * M + 2 * m] = interleaved<Width, 0>(a, b);
+      next[2 * j * M + 2 * m + 1] = interleaved<Width, 256 / Width>(a, b);
+    }
+  }
+#pragma GCC unroll 16
+  for (int k = 0; k < R; ++k) r[k] = next[k];
+  if constexpr (2 * M < R) interleave_round<R, 2 * Width>(r);
+}
+
 /// Puts the sorted registers (by columns) in row order: entry i to lane i % 16 of register i / 16.
 /// Entry i sits in lane i / R of register i % R: interleaving registers k and k + 1 (32-bit
 /// blocks) gives runs of 2 consecutive entries, two such results interleaved by 64-bit blocks
-/// runs of 4, and two of those by 128-bit blocks runs of 8.
+/// runs of 4, and so on up to runs of 16 (R = 16, 256-bit blocks): log2(R) rounds of R vpermt2d or
+/// vpermt2q.
 template <int R>
 void put_in_row_order(Registers<R>& registers) {
-  __m512i* r = registers.lanes;
-  if constexpr (R == 2) {
-    const __m512i low = interleaved<32, 0>(r[0], r[1]), high = interleaved<32, 8>(r[0], r[1]);
-    r[0] = low, r[1] = high;
-  }
-  if constexpr (R >= 4) {
-    // pairs[j][h]: registers 2 j and 2 j + 1 interleaved, lanes 8 h .. 8 h + 7 of each.
-    __m512i pairs[R / 2][2];
-    for (int j = 0; j < R / 2; ++j) {
-      pairs[j][0] = interleaved<32, 0>(r[2 * j], r[2 * j + 1]);
-      pairs[j][1] = interleaved<32, 8>(r[2 * j], r[2 * j + 1]);
-    }
-    // quads[j][q]: pairs 2 j and 2 j + 1 interleaved, lanes 4 q .. 4 q + 3 of each.
-    __m512i quads[R / 4][4];
-    for (int j = 0; j < R / 4; ++j) {
-      for (int h = 0; h < 2; ++h) {
-        quads[j][2 * h] = interleaved<64, 0>(pairs[2 * j][h], pairs[2 * j + 1][h]);
-        quads[j][2 * h + 1] = interleaved<64, 4>(pairs[2 * j][h], pairs[2 * j + 1][h]);
-      }
-    }
-    if constexpr (R == 4) {
-      for (int q = 0; q < 4; ++q) r[q] = quads[0][q];
-    } else {
-      for (int q = 0; q < 4; ++q) {
-        r[2 * q] = interleaved<128, 0>(quads[0][q], quads[1][q]);
-        r[2 * q + 1] = interleaved<128, 2>(quads[0][q], quads[1][q]);
-      }
-    }
-  }
+  if constexpr (R >= 2) interleave_round<R, 32>(registers.lanes);
 }
 
 /// 16 lanes of the filler, then 16 of zero: 16 lanes loaded from entry k have the filler in
@@ -401,8 +405,10 @@ bool row_sort_avx512(const index_t* from, index_t* ids, double* distances, std::
       network_sort<2>(from, ids, length);
     } else if (length <= 64) {
       network_sort<4>(from, ids, length);
-    } else {
+    } else if (length <= 128) {
       network_sort<8>(from, ids, length);
+    } else {
+      network_sort<16>(from, ids, length);
     }
     return true;
   }
