@@ -101,12 +101,21 @@ struct Registers {
 /// .. 1 apart (row_sort_avx512.cpp's merge_halves, with 8 lanes).
 template <int R, int Group>
 void merge_halves(Registers<R>& r) {
-  __m256i flipped[R];
-  for (int k = 0; k < R; ++k) flipped[k] = reversed_in_groups<Group>(r.lanes[R - 1 - k]);
-  for (int k = 0; k < R; ++k) {
-    r.lanes[k] =
-        _mm256_blend_epi32(_mm256_min_epu32(r.lanes[k], flipped[k]),
-                           _mm256_max_epu32(r.lanes[k], flipped[k]), upper_lanes(Group / 2));
+  // Register k against register R - 1 - k, both at once (two temporaries; with R = 1 the
+  // register against itself).
+  for (int k = 0; k < (R + 1) / 2; ++k) {
+    __m256i& low = r.lanes[k];
+    __m256i& high = r.lanes[R - 1 - k];
+    const __m256i low_flipped = reversed_in_groups<Group>(high);
+    const __m256i high_flipped = reversed_in_groups<Group>(low);
+    const __m256i new_low =
+        _mm256_blend_epi32(_mm256_min_epu32(low, low_flipped), _mm256_max_epu32(low, low_flipped),
+                           upper_lanes(Group / 2));
+    const __m256i new_high =
+        _mm256_blend_epi32(_mm256_min_epu32(high, high_flipped),
+                           _mm256_max_epu32(high, high_flipped), upper_lanes(Group / 2));
+    low = new_low;
+    high = new_high;
   }
   for (auto& lanes : r.lanes) {
     if constexpr (Group >= 8) lanes = exchange<2>(lanes);

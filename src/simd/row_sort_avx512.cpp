@@ -105,9 +105,9 @@ void order(__m512i& low, __m512i& high) {
 }
 
 /// A row of up to 16 R entries in R registers (a struct: std::array of a vector type drops its
-/// attributes). In a network, entry i is lane i / R of register i % R ("by columns"): entries 1
-/// and 2 apart are then in other registers, and their compare-exchanges are a min and a max of
-/// whole registers, with no shuffle and no blend.
+/// attributes). In a network, entry i is lane i / R of register i % R ("by columns"): entries
+/// fewer than R apart are then in other registers, and their compare-exchanges are a min and a
+/// max of whole registers, with no shuffle and no blend.
 template <int R>
 struct Registers {
   __m512i lanes[R];
@@ -364,8 +364,9 @@ void merge_runs_avx512(const index_t* a, std::size_t na, const index_t* b, std::
   static_assert(kBlock == kMergeUnitAvx512);
   const auto load = [](const index_t* at) { return _mm512_loadu_si512(at); };
   __m512i high[kRegisters], low[kRegisters];
-  for (int k = 0; k < kRegisters; ++k)
+  for (int k = 0; k < kRegisters; ++k) {
     high[k] = reversed_in_groups<16>(load(a + 16 * (kRegisters - 1 - k)));
+  }
   std::size_t ia = kBlock, ib = 0;
   while (ia < na || ib < nb) {
     const bool take_a = ib == nb || (ia < na && a[ia] <= b[ib]);
