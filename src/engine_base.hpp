@@ -164,8 +164,9 @@ class EngineBase {
   using RowRange = FunctionRef<std::pair<std::size_t, std::size_t>(std::size_t)>;
   /// The distances of a cross query's rows: row q (entries row_range(q) of `indices`) holds the
   /// indexed points within `radius` of queries[q], and their distances go to the same entries of
-  /// `distances`; entries outside every row are left alone. The default measures each entry
-  /// (distance_squared, exact.hpp: the distance every engine's ball query reports). An engine
+  /// `distances`; entries outside every row are left alone. The default measures each row with
+  /// the best distance kernel (distance_kernels.hpp: the same doubles as distance_squared,
+  /// exact.hpp, the distance every engine's ball query reports, and its square root). An engine
   /// whose distances are not those of its points (the periodic index measures across the box)
   /// uses ball_cross_distances().
   virtual void cross_distances(std::span<const Position> queries, double radius, RowRange row_range,

@@ -9,6 +9,7 @@
 
 #include "engine_base.hpp"
 #include "exact.hpp"
+#include "simd/distance_kernels.hpp"
 
 namespace spatialhash::detail {
 
@@ -87,12 +88,12 @@ void EngineBase<Dim, T>::cross_distances(std::span<const Position> queries, doub
                                          RowRange row_range, index_t* indices,
                                          double* distances) const {
   const auto m = static_cast<std::int64_t>(queries.size());
+  const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(context_.threads)
   for (std::int64_t q = 0; q < m; ++q) {
     const auto [first, last] = row_range(static_cast<std::size_t>(q));
-    for (std::size_t e = first; e < last; ++e) {
-      distances[e] = std::sqrt(distance_squared(context_.points, indices[e], queries[q]));
-    }
+    row_distances(context_.points, queries[static_cast<std::size_t>(q)], indices + first,
+                  static_cast<std::uint32_t>(last - first), distances + first);
   }
 }
 

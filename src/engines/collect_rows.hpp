@@ -117,6 +117,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       std::min({budget, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
   const bool sorted = request.sorted;
   const RowSortFn row_sort = best_row_sort();
+  const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
 #pragma omp parallel num_threads(threads)
   {
     const int t = thread_id();
@@ -165,7 +166,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   const auto place_row = [&](std::uint32_t t, const index_t* source) {
     const std::size_t dst = row_start[t];
     if (positions.ids != nullptr) {
-      place_position_row(positions, t, source, row_length[t], lists.indices.data() + dst,
+      place_position_row(row_distances, positions, t, source, row_length[t],
+                         lists.indices.data() + dst,
                          distances == nullptr ? nullptr : distances + dst);
       return;
     }
@@ -173,15 +175,28 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     if (distances != nullptr) {
       // Measured from the row's source: its copy in `lists` may still be in flight
       // (copy_streaming).
-      measure_row_distances(points, row_of[t], source, row_length[t], distances + dst);
+      measure_row_distances(row_distances, points, row_of[t], source, row_length[t],
+                            distances + dst);
     }
   };
   // Neighbors at the caller's indices are prefetched a row ahead (row_distances.hpp).
   const bool prefetch_neighbors = distances != nullptr && positions.ids == nullptr;
   // Rows land at scattered places: the destination kAhead rows on is prefetched for writing, so
   // the misses overlap, and a row's whole lines are written without being read first
-  // (copy_streaming: W3, 1M points, 2 threads, 5% faster; docs/benchmarks.md).
+  // (copy_streaming: W3, 1M points, 2 threads, 5% faster; docs/benchmarks.md). Its distances,
+  // written by plain stores, have every line prefetched (W3, 1M points, 1 thread, lists with
+  // distances about 1.1x faster; docs/benchmarks.md).
   constexpr std::uint32_t kAhead = 8;
+  constexpr std::uint32_t kDistancesPerLine = 64 / sizeof(double);
+  const auto prefetch_destination = [&](std::uint32_t t) {
+    __builtin_prefetch(lists.indices.data() + row_start[t], 1);
+    if (distances == nullptr || row_length[t] == 0) return;
+    const double* row = distances + row_start[t];
+    for (std::uint32_t k = 0; k < row_length[t]; k += kDistancesPerLine) {
+      __builtin_prefetch(row + k, 1);
+    }
+    __builtin_prefetch(row + row_length[t] - 1, 1);  // the last line of a row not line-aligned
+  };
   std::atomic<bool> repeated = true;
 #pragma omp parallel num_threads(threads)
   {
@@ -199,9 +214,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
                 repeated = false;
                 return;
               }
-              if (slot + kAhead < last) {
-                __builtin_prefetch(lists.indices.data() + row_start[slot + kAhead], 1);
-              }
+              if (slot + kAhead < last) prefetch_destination(slot + kAhead);
               if (sorted) {
                 sorted_row.resize(length);
                 sort_row(row_sort, ids, sorted_row.data(), length);
@@ -214,7 +227,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       const index_t* source =
           found[static_cast<std::size_t>(unit_thread[u])].data() + unit_begin[u];
       for (std::uint32_t t = first; t < last; ++t) {
-        if (t + kAhead < last) __builtin_prefetch(lists.indices.data() + row_start[t + kAhead], 1);
+        if (t + kAhead < last) prefetch_destination(t + kAhead);
         if (prefetch_neighbors && t + 1 < last) {
           prefetch_points(points, source + row_length[t], row_length[t + 1]);
         }

@@ -186,6 +186,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     fill_gaps(out.distances.data(), std::numeric_limits<double>::quiet_NaN());
   }
   if (!with_distances && positions.ids == nullptr) return;
+  const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t s = 0; s < signed_slots; ++s) {
     index_t* row = out.indices.data() + slot_start[s];
@@ -195,11 +196,12 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       if (s + 1 < signed_slots) {
         prefetch_points(points, out.indices.data() + slot_start[s + 1], slot_length[s + 1]);
       }
-      measure_row_distances(points, row_of[s], row, length, distances);
+      measure_row_distances(row_distances, points, row_of[s], row, length, distances);
       continue;
     }
     if (distances != nullptr) {
-      measure_row_distances(positions.sorted, static_cast<index_t>(s), row, length, distances);
+      measure_row_distances(row_distances, positions.sorted, static_cast<index_t>(s), row, length,
+                            distances);
     }
     for (std::uint32_t k = 0; k < length; ++k) row[k] = positions.ids[row[k]];
   }

@@ -11,18 +11,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include <type_traits>
 
 #include "spatialhash/points.hpp"
 #include "spatialhash/types.hpp"
 
-#include "../exact.hpp"
+#include "../simd/distance_kernels.hpp"
 #include "chunk_copy.hpp"
 
 namespace spatialhash::detail {
@@ -51,34 +47,26 @@ void prefetch_points(const PointsView<Dim, T>& points, const index_t* ids, std::
   }
 }
 
-/// distances[k] = the distance from point `row` to point ids[k], for k < length. Two square roots
-/// per instruction where SSE2 is there (the same correctly rounded values as std::sqrt): the
-/// square root is the slow part of a distance (Zen 3: 2.7 ns per value with sqrtsd, 1.4 ns with
-/// sqrtpd; 1M uniform points, 130 neighbors each, 1 thread, refilled lists with distances
-/// 1297-1450 -> 1099-1229 ms). Staging a run of squared distances and taking their roots four at
-/// a time with AVX2 was slower on rows of 30 (docs/benchmarks.md).
+/// distances[k] = the distance from point `row` to point ids[k], for k < length, by `kernel`
+/// (best_row_distances(): 8 or 4 square roots per instruction where the processor has AVX-512 or
+/// AVX2, distance_kernels.hpp).
 template <int Dim, class T>
-void measure_row_distances(const PointsView<Dim, T>& points, index_t row, const index_t* ids,
+void measure_row_distances(std::type_identity_t<RowDistancesFn<Dim, T>> kernel,
+                           const PointsView<Dim, T>& points, index_t row, const index_t* ids,
                            std::uint32_t length, double* distances) {
   std::array<double, Dim> position;
-  for (int k = 0; k < Dim; ++k) position[k] = points.coord(row, k);
-  std::uint32_t k = 0;
-#if defined(__SSE2__)
-  for (; k + 2 <= length; k += 2) {
-    const double first = distance_squared(points, ids[k], position);
-    const double second = distance_squared(points, ids[k + 1], position);
-    _mm_storeu_pd(distances + k, _mm_sqrt_pd(_mm_set_pd(second, first)));
-  }
-#endif
-  for (; k < length; ++k) distances[k] = std::sqrt(distance_squared(points, ids[k], position));
+  for (int k = 0; k < Dim; ++k) position[static_cast<std::size_t>(k)] = points.coord(row, k);
+  kernel(points, position, ids, length, distances);
 }
 
 /// Places a row of sorted positions (RowPositions) found for the point at position `query`:
 /// ids[k] = positions.ids[row[k]], written with non-temporal stores for whole lines as
 /// copy_streaming writes them (call streaming_done() before other threads read them), and with
-/// `distances` non-null, distances[k] = the distance between the two points, for k < length.
+/// `distances` non-null, distances[k] = the distance between the two points, for k < length
+/// (measured by `kernel`).
 template <int Dim, class T>
-void place_position_row(const RowPositions<Dim, T>& positions, std::uint32_t query,
+void place_position_row(std::type_identity_t<RowDistancesFn<Dim, T>> kernel,
+                        const RowPositions<Dim, T>& positions, std::uint32_t query,
                         const index_t* row, std::uint32_t length, index_t* ids, double* distances) {
   // Translated a run at a time into a stack buffer (nearly every row is a single run).
   constexpr std::uint32_t kRun = 256;
@@ -89,7 +77,7 @@ void place_position_row(const RowPositions<Dim, T>& positions, std::uint32_t que
     copy_streaming(ids + begin, staged, count);
   }
   if (distances != nullptr) {
-    measure_row_distances(positions.sorted, query, row, length, distances);
+    measure_row_distances(kernel, positions.sorted, query, row, length, distances);
   }
 }
 
