@@ -232,6 +232,19 @@ TEST(ResizablePairOutput, PairsBeyondTheEstimate) {
     ASSERT_GT(out.pairs.size(), out.allocated)
         << "the estimate covered every pair: this data no longer tests the overflow";
     ASSERT_EQ(out.checked_pairs(), want);
+    // The same search with distances (pairs() into a PairList: each block's distances measured
+    // with its pairs, the blocks past the estimate's too), against the double brute force.
+    const auto list = index.pairs({.with_distances = true});
+    ASSERT_EQ(list.pairs.size(), list.distances.size());
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    for (std::size_t k = 0; k < list.pairs.size(); ++k) {
+      const auto [i, j] = list.pairs[k];
+      const double d2 = oracle::distance_squared<3>(&xyz[3 * i], &xyz[3 * j]);
+      ASSERT_EQ(list.distances[k], std::sqrt(d2)) << "pair " << i << "," << j;
+      got.emplace_back(i, j);
+    }
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got, want);
   }
 }
 

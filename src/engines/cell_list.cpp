@@ -291,20 +291,19 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
-  /// pair_output() into the list, then the distances in parallel.
+  /// pair_output() into the list. With distances, the pairs are searched as sorted positions and
+  /// each point's pairs measured as they are found, from a copy of the caller's points in sorted
+  /// order (as lists with distances are: row_distances.hpp), where a pair's two points lie near
+  /// each other in memory instead of anywhere in the caller's order (W1, 1M shuffled points, 1
+  /// thread: the distances took 200-280 ms after the search, measured in a second pass at the
+  /// caller's indices; docs/benchmarks.md).
   PairList pair_list(double radius, bool with_distances) const override {
     PairList list;
     PairListOutput output(list);
-    pair_output(radius, output);
     if (with_distances) {
-      sized_for_overwrite(list.distances, list.pairs.size());
-      const auto m = static_cast<std::int64_t>(list.pairs.size());
-      const auto& points = this->context_.points;
-#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
-      for (std::int64_t k = 0; k < m; ++k) {
-        const Pair& p = list.pairs[k];
-        list.distances[k] = std::sqrt(distance_squared(points, p.first, p.second));
-      }
+      pairs_in_one_search(Search{band_for(radius), radius * radius}, output, &list.distances);
+    } else {
+      pair_output(radius, output);
     }
     return list;
   }
@@ -589,8 +588,10 @@ class CellList final : public EngineBase<Dim, T> {
         candidates.end);
   }
 
-  /// The one-search path of pair_output() (resizable outputs).
-  void pairs_in_one_search(const Search& search, PairOutput& out) const {
+  /// The one-search path of pair_output() (resizable outputs), and of pair_list() with
+  /// distances: then `distances` (the list's) gets each pair's distance at the pair's place.
+  void pairs_in_one_search(const Search& search, PairOutput& out,
+                           ResultVector<double>* distances = nullptr) const {
     const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
     const int threads = this->context_.threads;
     // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
@@ -600,45 +601,76 @@ class CellList final : public EngineBase<Dim, T> {
     const std::size_t capacity =
         std::min(kMaxCapacity, estimate + estimate / 4 + (std::size_t{1} << 16));
     out.allocate(capacity);
+    // With `distances` (pair_list()): rows of sorted positions, measured from the sorted copy.
+    const bool measure = distances != nullptr;
+    ResultVector<T> sorted_coords;
+    PointsView<Dim, T> sorted;
+    if (measure) {
+      sorted_coords = sorted_copy();
+      sorted = PointsView<Dim, T>(sorted_coords.data(), layout_.size());
+      sized_for_overwrite(*distances, capacity);
+    }
+    const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
+    const index_t* order = measure ? layout_.order.data() : nullptr;
     std::atomic<std::size_t> cursor = 0;
     struct Late {
       std::size_t at;
       std::vector<Pair> pairs;
+      std::vector<double> distances;
     };
     std::vector<std::vector<Late>> late(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
     {
       CellWork<Dim> work;
       Buffer<Pair> block_pairs;
+      Buffer<double> block_distances;
       std::vector<Late>& my_late = late[static_cast<std::size_t>(thread_id())];
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < blocks; ++b) {
         block_pairs.clear();
-        search_block(b, Stencil::half, Ids::original, search, work,
+        block_distances.clear();
+        search_block(b, Stencil::half, measure ? Ids::sorted_position : Ids::original, search, work,
                      [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
-                       append_pairs(layout_.order[s], ids, count, block_pairs);
+                       if (measure) {
+                         measure_row_distances(row_distances, sorted, s, ids, count,
+                                               block_distances.reserve_more(count));
+                         block_distances.grow(count);
+                       }
+                       append_pairs(layout_.order[s], ids, count, order, block_pairs);
                      });
         const std::span<const Pair> found(block_pairs.data(), block_pairs.size());
+        const std::span<const double> measured(block_distances.data(), block_distances.size());
         const std::size_t at = cursor.fetch_add(found.size(), std::memory_order_relaxed);
         if (at + found.size() <= capacity) {
           out.write(at, found);
+          if (measure) std::copy(measured.begin(), measured.end(), distances->begin() + at);
         } else {
-          my_late.push_back(Late{at, std::vector<Pair>(found.begin(), found.end())});
+          my_late.push_back(Late{at, std::vector<Pair>(found.begin(), found.end()),
+                                 std::vector<double>(measured.begin(), measured.end())});
         }
       }
     }
     out.resize(cursor.load());
+    if (measure) distances->resize(cursor.load());
     for (const auto& per_thread : late) {
-      for (const Late& block : per_thread) out.write(block.at, block.pairs);
+      for (const Late& block : per_thread) {
+        out.write(block.at, block.pairs);
+        if (measure) {
+          std::copy(block.distances.begin(), block.distances.end(), distances->begin() + block.at);
+        }
+      }
     }
   }
 
-  /// Appends the pairs of point `a` with `ids[0 .. count)`, each as (smaller, larger).
+  /// Appends the pairs of point `a` with `ids[0 .. count)`, each as (smaller, larger); with
+  /// `order` set, the ids are sorted positions, point order[id].
   static void append_pairs(index_t a, const std::uint32_t* ids, std::uint32_t count,
-                           Buffer<Pair>& pairs) {
+                           const index_t* order, Buffer<Pair>& pairs) {
     Pair* row = pairs.reserve_more(count);
-    for (std::uint32_t k = 0; k < count; ++k)
-      row[k] = Pair{std::min(a, ids[k]), std::max(a, ids[k])};
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const index_t b = order == nullptr ? ids[k] : order[ids[k]];
+      row[k] = Pair{std::min(a, b), std::max(a, b)};
+    }
     pairs.grow(count);
   }
 
@@ -679,7 +711,7 @@ class CellList final : public EngineBase<Dim, T> {
                          return;
                        }
                        row_pairs.clear();
-                       append_pairs(layout_.order[s], ids, count, row_pairs);
+                       append_pairs(layout_.order[s], ids, count, nullptr, row_pairs);
                        out.write(at, std::span<const Pair>(row_pairs.data(), count));
                        at += count;
                      });
