@@ -294,9 +294,9 @@ class CellList final : public EngineBase<Dim, T> {
   /// pair_output() into the list. With distances, the pairs are searched as sorted positions and
   /// each point's pairs measured as they are found, from a copy of the caller's points in sorted
   /// order (as lists with distances are: row_distances.hpp), where a pair's two points lie near
-  /// each other in memory instead of anywhere in the caller's order (W1, 1M shuffled points, 1
-  /// thread: the distances took 200-280 ms after the search, measured in a second pass at the
-  /// caller's indices; docs/benchmarks.md).
+  /// each other in memory instead of anywhere in the caller's order. A pass over the finished
+  /// pairs at the caller's indices was slower (W1, 1M shuffled points, 1 thread, the same
+  /// distance kernel: 196-225 ms against 146-165 ms; docs/benchmarks.md).
   PairList pair_list(double radius, bool with_distances) const override {
     PairList list;
     PairListOutput output(list);

@@ -1,8 +1,8 @@
-// Distance kernels: the distances of one neighbor row (the with_distances option of the list
-// queries), distances[k] = the distance from a point to its neighbor ids[k], in double, as the
-// neighbor rule defines it (exact.hpp: each coordinate widened to double, the differences
-// squared and summed axis by axis, then a correctly rounded square root), so that every kernel
-// returns the same doubles as the scalar one.
+// Distance kernels: the distances of one neighbor row (the with_distances option of the list,
+// cross and pair queries), distances[k] = the distance from a point to its neighbor ids[k], in
+// double, as the neighbor rule defines it (exact.hpp: each coordinate widened to double, the
+// differences squared and summed axis by axis, then a correctly rounded square root), so that every
+// kernel returns the same doubles as the scalar one.
 //
 // The square root is what makes a distance slow, and the vector kernels take 8 (AVX-512) or 4
 // (AVX2) at a time: on a Zen 5, `sqrtpd` takes 1.17 ns per root on 2 lanes, `vsqrtpd` 0.30 ns
