@@ -46,8 +46,15 @@ struct ListRequest {
   /// buffers rows counts first instead (collect_rows.hpp; measured: docs/benchmarks.md, "Lists
   /// larger than the row buffers"). Tests set it small.
   std::size_t row_buffer_bytes = std::size_t{1} << 30;
-  /// How lists above that budget are written in place (collect_rows_in_place.hpp). Tests make
-  /// the regions small and their margins too small.
+  /// Points from which lists without distances are written in place (collect_rows_in_place.hpp)
+  /// even within the budget: there, from 1.5M points, it was as fast or faster in 19 of 21 runs
+  /// (W1, W2 and W3 at 1.5M, W1 and W2 at 2M and 4M, W4b and W5 at 4M, 2 threads: 0.88-1.84x the
+  /// speed, median 1.08x; 1 thread and refills too), for a third less peak memory, while at 1M it
+  /// ties on short rows and loses on W3's long ones (1.0-1.4x slower): docs/benchmarks.md,
+  /// forty-second session. Tests set it small.
+  std::size_t in_place_from_rows = 1'500'000;
+  /// How lists written in place are laid out (collect_rows_in_place.hpp). Tests make the regions
+  /// small and their margins too small.
   InPlaceTuning in_place{};
   /// ListOptions::sorted: an engine whose sorts_rows() is true sorts each row by neighbor index as
   /// it stores it; the others ignore it (Index sorts their rows afterwards: sort_rows.hpp).

@@ -103,4 +103,51 @@ TEST(ListsInPlace, ListsAboveTheBudgetMatchTheOracle) {
   EXPECT_GT(counted_first, 0);
 }
 
+// Lists of many points (ListRequest::in_place_from_rows, 1.5M by default) are written in place
+// within the budget and without low_memory; below that count they go through the row buffers.
+// Driven with the count set around n: the same lists as the brute force either way, and the
+// storage tells which path ran (in place, the regions' margins stay in the capacity; buffered
+// rows are placed into storage sized exactly).
+TEST(ListsInPlace, ManyPointsAreWrittenInPlaceWithinTheBudget) {
+  for_each_dim_type([&]<int Dim, class T>() {
+    constexpr std::size_t n = 5000;
+    const datasets::Dataset cloud = datasets::clustered<Dim>(n, Dim == 2 ? 0.35 : 0.6, 5);
+    const auto want = oracle::lists<Dim>(cloud.xyz, cloud.radius);
+    const std::vector<T> coords(cloud.xyz.begin(), cloud.xyz.end());
+    for (const int threads : {1, 2}) {
+      for (const std::size_t from_rows : {n, n + 1}) {
+        const bool in_place = from_rows <= n;
+        SCOPED_TRACE(std::to_string(Dim) + "D " + (sizeof(T) == 4 ? "float" : "double") + ", " +
+                     std::to_string(threads) + " threads, " + (in_place ? "in place" : "buffered"));
+        const auto engine = spatialhash::detail::make_engine(
+            spatialhash::Engine::cell_list,
+            spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords),
+                                              cloud.radius, threads));
+        spatialhash::NeighborLists lists;
+        // Small regions, as in the test above: many buckets, as on millions of points.
+        engine->neighbor_lists(
+            {.radius = cloud.radius,
+             .in_place_from_rows = from_rows,
+             .in_place = {.region_entries = 2048, .margin = 0.125, .chunk = 256}},
+            lists);
+        ASSERT_EQ(lists.size(), n);
+        std::size_t entries = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
+                                       lists.indices.begin() + lists.offsets[i + 1]);
+          std::sort(row.begin(), row.end());
+          ASSERT_EQ(row, want[i]) << "row " << i;
+          entries += row.size();
+        }
+        ASSERT_EQ(lists.indices.size(), entries);
+        if (in_place) {
+          EXPECT_GT(lists.indices.capacity(), entries);
+        } else {
+          EXPECT_EQ(lists.indices.capacity(), entries);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace

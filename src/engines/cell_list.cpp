@@ -16,20 +16,20 @@
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
-// (collect_rows.hpp). Lists without distances larger than the buffers' budget, and all of them
-// with ListOptions::low_memory, are written into the output itself, a region per bucket of
-// caller rows, and compacted there (collect_rows_in_place.hpp); lists with distances then have a
-// count search first and their rows written straight into place. The same rows as NeighborRows
-// (neighbor_rows) are written once, into chunks of one shared array that the threads claim with an
-// atomic cursor (collect_rows_unordered.hpp). Pairs go to a resizable output in one search, each
-// block claiming the next free range with an atomic cursor; to a fixed-size output, counted per
-// block first, then written at their offsets (pair_output). Cross queries are sorted by cell and
-// searched like the points of a cell, by groups of cells where they fill three or more of a group's
-// cells (cross_search, serving cross_lists and cross_rows); a query whose stencil holds no point
-// (one bit of the layout's dilated occupancy bitmap) is dropped in the key pass, as one off the
-// lattice, and such queries are left out before the sort where they are many. Stencil cells are
-// found through the layout's dense array or, on mostly empty lattices, its block table: one probe
-// per 64-cell tile the stencil meets (CellListLayout::for_each_cell_in_box).
+// (collect_rows.hpp). Lists without distances larger than the buffers' budget or of 1.5M points
+// or more, and all of them with ListOptions::low_memory, are written into the output itself, a
+// region per bucket of caller rows, and compacted there (collect_rows_in_place.hpp); lists with
+// distances then have a count search first and their rows written straight into place. The same
+// rows as NeighborRows (neighbor_rows) are written once, into chunks of one shared array that the
+// threads claim with an atomic cursor (collect_rows_unordered.hpp). Pairs go to a resizable output
+// in one search, each block claiming the next free range with an atomic cursor; to a fixed-size
+// output, counted per block first, then written at their offsets (pair_output). Cross queries are
+// sorted by cell and searched like the points of a cell, by groups of cells where they fill three
+// or more of a group's cells (cross_search, serving cross_lists and cross_rows); a query whose
+// stencil holds no point (one bit of the layout's dilated occupancy bitmap) is dropped in the key
+// pass, as one off the lattice, and such queries are left out before the sort where they are many.
+// Stencil cells are found through the layout's dense array or, on mostly empty lattices, its block
+// table: one probe per 64-cell tile the stencil meets (CellListLayout::for_each_cell_in_box).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -912,13 +912,15 @@ class CellList final : public EngineBase<Dim, T> {
     };
     if constexpr (std::is_same_v<Lists, NeighborLists>) {
       if (!request.with_distances &&
-          (request.low_memory || estimate > request.row_buffer_bytes / sizeof(index_t))) {
-        // Lists larger than the row buffers may take, or asked for without buffers: written
-        // into the output itself and compacted there (collect_rows_in_place.hpp), each bucket's
-        // region sized by its rows' cell populations; one search instead of a count search and
-        // a writing one (W3 at 4M points, 2 threads: about 1.4x as fast; low_memory at 1M
-        // points: 1.1-2.4x; docs/benchmarks.md). Below the budget the buffers are as fast or
-        // faster (W3 at 1M: 1.2-1.4x slower in place).
+          (request.low_memory || estimate > request.row_buffer_bytes / sizeof(index_t) ||
+           layout_.size() >= request.in_place_from_rows)) {
+        // Lists larger than the row buffers may take, lists of many points
+        // (ListRequest::in_place_from_rows), or lists asked for without buffers: written into the
+        // output itself and compacted there (collect_rows_in_place.hpp), each bucket's region
+        // sized by its rows' cell populations; one search instead of a count search and a
+        // writing one (W3 at 4M points, 2 threads: about 1.4x as fast; low_memory at 1M points:
+        // 1.1-2.4x; docs/benchmarks.md). Below the budget and those points the buffers are as
+        // fast or faster (W3 at 1M: 1.0-1.4x slower in place).
         lists.scratch.release();
         const auto weigh = [&](std::int64_t b, auto&& add) {
           for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {

@@ -2,8 +2,9 @@
 // written straight into the output's own storage, into a region reserved for its bucket of
 // caller rows, and the regions are then compacted in place in row order. cell_list uses it for
 // lists without distances (sorted or not) larger than the row-buffer budget (collect_rows.hpp),
-// and for all of them with ListOptions::low_memory, where it replaces a count search followed by
-// a second, writing search. Sorted rows are sorted where they are first written.
+// for those of many points (ListRequest::in_place_from_rows, where it is as fast as the buffers
+// or faster), and for all of them with ListOptions::low_memory, where it replaces a count search
+// followed by a second, writing search. Sorted rows are sorted where they are first written.
 //
 // Layout of the output's index array during the search:
 //
@@ -34,9 +35,10 @@
 // write: W3 at 4M points, 2 threads, 1.3x as fast on shuffled input and 1.7x on spatially sorted
 // input (sorted lists 1.15x, their rows' sort dominates), for 9% more peak memory; low_memory at
 // 1M points, 2 threads, 1.6-2.4x as fast on W1 and W2 and 1.1x on W3, for 6-8% more. Below the
-// budget the per-thread buffers stay the default: writing to hundreds of regions at once slows
-// the search more than the compaction saves where rows are long (W3 at 1M points 1.2-1.4x slower
-// in place; W1 and W2 within noise).
+// budget and below 1.5M points the per-thread buffers stay the default: writing to hundreds of
+// regions at once slows the search more than the compaction saves where rows are long (W3 at 1M
+// points 1.2-1.4x slower in place; W1 and W2 within noise); from 1.5M points the buffers' fresh
+// pages cost more than that (forty-second session).
 #pragma once
 
 #include <algorithm>
