@@ -41,6 +41,37 @@ std::vector<double> sorted_along_x(const std::vector<double>& xyz) {
   return sorted;
 }
 
+/// The default engine over `coords` (interleaved, Dim per point), driven directly so that the
+/// tests set the request's internal budget and tuning.
+template <int Dim, class T>
+auto cell_list_engine(const std::vector<T>& coords, double radius, int threads) {
+  return spatialhash::detail::make_engine(
+      spatialhash::Engine::cell_list,
+      spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords), radius, threads));
+}
+
+/// Checks every row of `lists` against the brute force's `want` (rows sorted by index when
+/// `sorted_rows`, else compared as sets) and that the index array holds nothing more; sets
+/// `entries` to the number of entries.
+void expect_rows(const spatialhash::NeighborLists& lists,
+                 const std::vector<std::vector<std::size_t>>& want, bool sorted_rows,
+                 std::size_t& entries) {
+  entries = 0;
+  ASSERT_EQ(lists.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
+                                 lists.indices.begin() + lists.offsets[i + 1]);
+    if (sorted_rows) {
+      ASSERT_TRUE(std::is_sorted(row.begin(), row.end())) << "row " << i;
+    } else {
+      std::sort(row.begin(), row.end());
+    }
+    ASSERT_EQ(row, want[i]) << "row " << i;
+    entries += row.size();
+  }
+  EXPECT_EQ(lists.indices.size(), entries);
+}
+
 TEST(ListsInPlace, ListsAboveTheBudgetMatchTheOracle) {
   int counted_first = 0;  // cases that gave up and counted first
   for_each_dim_type([&]<int Dim, class T>() {
@@ -62,10 +93,7 @@ TEST(ListsInPlace, ListsAboveTheBudgetMatchTheOracle) {
                        (sorted ? ", sorted along x" : ", random order") + ", " +
                        std::to_string(threads) + " threads, margin " + std::to_string(margin) +
                        (sorted_rows ? ", sorted rows" : ", low_memory"));
-          const auto engine = spatialhash::detail::make_engine(
-              spatialhash::Engine::cell_list,
-              spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords),
-                                                cloud.radius, threads));
+          const auto engine = cell_list_engine<Dim>(coords, cloud.radius, threads);
           spatialhash::NeighborLists lists;
           engine->neighbor_lists(
               {.radius = cloud.radius,
@@ -75,20 +103,8 @@ TEST(ListsInPlace, ListsAboveTheBudgetMatchTheOracle) {
                .in_place = {.region_entries = 2048, .margin = margin, .chunk = 256},
                .sorted = sorted_rows},
               lists);
-          ASSERT_EQ(lists.size(), n);
           std::size_t entries = 0;
-          for (std::size_t i = 0; i < n; ++i) {
-            std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
-                                         lists.indices.begin() + lists.offsets[i + 1]);
-            if (sorted_rows) {
-              ASSERT_TRUE(std::is_sorted(row.begin(), row.end())) << "row " << i;
-            } else {
-              std::sort(row.begin(), row.end());
-            }
-            ASSERT_EQ(row, want[i]) << "row " << i;
-            entries += row.size();
-          }
-          EXPECT_EQ(lists.indices.size(), entries);
+          ASSERT_NO_FATAL_FAILURE(expect_rows(lists, want, sorted_rows, entries));
           // Written in place: the regions' margins stay in the capacity; counted first: exact.
           if (margin >= 0.0) {
             EXPECT_GT(lists.indices.capacity(), entries);
@@ -119,10 +135,7 @@ TEST(ListsInPlace, ManyPointsAreWrittenInPlaceWithinTheBudget) {
         const bool in_place = from_rows <= n;
         SCOPED_TRACE(std::to_string(Dim) + "D " + (sizeof(T) == 4 ? "float" : "double") + ", " +
                      std::to_string(threads) + " threads, " + (in_place ? "in place" : "buffered"));
-        const auto engine = spatialhash::detail::make_engine(
-            spatialhash::Engine::cell_list,
-            spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords),
-                                              cloud.radius, threads));
+        const auto engine = cell_list_engine<Dim>(coords, cloud.radius, threads);
         spatialhash::NeighborLists lists;
         // Small regions, as in the test above: many buckets, as on millions of points.
         engine->neighbor_lists(
@@ -130,16 +143,8 @@ TEST(ListsInPlace, ManyPointsAreWrittenInPlaceWithinTheBudget) {
              .in_place_from_rows = from_rows,
              .in_place = {.region_entries = 2048, .margin = 0.125, .chunk = 256}},
             lists);
-        ASSERT_EQ(lists.size(), n);
         std::size_t entries = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-          std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
-                                       lists.indices.begin() + lists.offsets[i + 1]);
-          std::sort(row.begin(), row.end());
-          ASSERT_EQ(row, want[i]) << "row " << i;
-          entries += row.size();
-        }
-        ASSERT_EQ(lists.indices.size(), entries);
+        ASSERT_NO_FATAL_FAILURE(expect_rows(lists, want, false, entries));
         if (in_place) {
           EXPECT_GT(lists.indices.capacity(), entries);
         } else {
