@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../src/engines/cell_list_layout.hpp"
+#include "../src/radix_sort.hpp"
 
 namespace {
 
@@ -509,6 +510,46 @@ TEST(CellListLayout, CoarseKeysKeepCellsInZOrder) {
     std::uint32_t largest = 0;
     for (const auto& [block, count] : per_block) largest = std::max(largest, count);
     ASSERT_GT(largest, 4096u);
+  }
+}
+
+/// Builds of 150k points, enough for the sort that carries the points' float coordinates into
+/// their buckets as it moves their records (radix_sort.hpp, sort_top_digit_first_carrying), on 1
+/// and 2 threads, with uniform points in random order: check_slabs, and within each cell the
+/// points in their input order (the sort is stable). In 2D, a lattice of about 4000 cells per
+/// axis holds several float frames, which the carry decodes point by point in input order.
+template <int Dim, class T>
+void check_carried_build(double side, int threads) {
+  const std::string where = "dim " + std::to_string(Dim) + (sizeof(T) == 4 ? " float" : " double") +
+                            ", side " + std::to_string(side) + ", " + std::to_string(threads) +
+                            " threads";
+  SCOPED_TRACE(where);
+  const std::size_t n = 150000;
+  std::mt19937_64 g(static_cast<std::uint64_t>(Dim * 10 + threads) + sizeof(T));
+  std::uniform_real_distribution<double> along(0.0, side);
+  std::vector<T> coords(n * Dim);
+  for (T& x : coords) x = static_cast<T>(along(g));
+  const auto context = make_context(PointsView<Dim, T>(coords.data(), n), 1.0, threads);
+  const auto& grid = context.grid;
+  const auto layout = CellListLayout<Dim>::build(context, grid);
+  const int key_bits = Dim * CellListLayout<Dim>::axis_bits(grid) + layout.slab_bits;
+  ASSERT_LE(key_bits, 32) << "the keys must be packed";
+  ASSERT_TRUE(spatialhash::detail::radix_detail::top_digit_first_pays(n, key_bits))
+      << "the build must sort top digit first (and carry the coordinates)";
+  check_slabs<Dim>(layout, coords, grid, where);
+  for (std::uint32_t c = 0; c < layout.cells(); ++c) {
+    for (std::uint32_t s = layout.cell_start[c] + 1; s < layout.cell_start[c + 1]; ++s) {
+      ASSERT_LT(layout.order[s - 1], layout.order[s]) << "cell " << c << ", position " << s;
+    }
+  }
+}
+
+TEST(CellListLayout, LargeBuildsCarryCoordinatesThroughTheSort) {
+  for (const int threads : {1, 2}) {
+    check_carried_build<3, float>(60.0, threads);
+    check_carried_build<3, double>(60.0, threads);
+    check_carried_build<2, float>(4000.0, threads);
+    check_carried_build<2, double>(4000.0, threads);
   }
 }
 

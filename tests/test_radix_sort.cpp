@@ -2,7 +2,7 @@
 // from 1 to 63 bits (one to six passes), empty and one-element inputs, one and two threads.
 // Packed records sort top digit first where that pays (from 65536 records with two digits or
 // more, top_digit_first_pays: here 100003 records of 12 bits) and LSD otherwise; the
-// top-digit-first sort is also tested on its own.
+// top-digit-first sort is also tested on its own, and in the form that carries each record's data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -97,6 +97,42 @@ TEST(RadixSort, TopDigitFirstMatchesAStableSort) {
                       spatialhash::detail::radix_detail::sort_top_digit_first(
                           records.data(), scratch.data(), records.size(), 32, bits, threads);
                     });
+}
+
+// The carrying form: each record's data (here a value derived from its index) is carried by the
+// top-digit pass, then every bucket handed to the finish exactly once; the finish rebuilds each
+// sorted position's value and data from the bucket positions in the records' low bits, which
+// must give the stable sort's records and the data of each.
+TEST(RadixSort, TopDigitFirstCarryingMatchesAStableSort) {
+  const auto data_of = [](std::size_t i) { return i * 2654435761u + 17; };
+  check_packed_sort(
+      {2, 9, 12, 18, 21, 27, 32}, 19, [&](auto& records, auto& scratch, int bits, int threads) {
+        const std::size_t n = records.size();
+        scratch.resize(n);
+        std::vector<std::uint64_t> carried(n), finished(n);
+        std::vector<int> handed(n, 0);
+        const auto carry_for = [&](int) {
+          return [&](std::size_t i, std::size_t dst) { carried[dst] = data_of(i); };
+        };
+        const auto finish_for = [&](int) {
+          return [&](std::size_t first, std::size_t count, const std::uint32_t* values) {
+            for (std::size_t s = first; s < first + count; ++s) {
+              const auto j = static_cast<std::uint32_t>(records[s]);
+              ASSERT_LT(j, count);
+              finished[s] = carried[first + j];
+              records[s] = (records[s] >> 32) << 32 | values[j];
+              ++handed[s];
+            }
+          };
+        };
+        spatialhash::detail::radix_detail::sort_top_digit_first_carrying(
+            records.data(), scratch.data(), n, 32, bits, threads, carry_for, finish_for);
+        for (std::size_t s = 0; s < n; ++s) {
+          ASSERT_EQ(handed[s], 1) << "position " << s;
+          ASSERT_EQ(finished[s], data_of(static_cast<std::uint32_t>(records[s])))
+              << "position " << s;
+        }
+      });
 }
 
 }  // namespace

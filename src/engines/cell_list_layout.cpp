@@ -1,6 +1,7 @@
 // Building the cell_list layout: Morton keys (SIMD key pass, simd/cell_keys.hpp), parallel radix
-// sort (keys of up to 32 bits packed with their point's index in one 64-bit record), float gather,
-// cell table.
+// sort (keys of up to 32 bits packed with their point's index in one 64-bit record) that carries
+// the float coordinates of points in random order along, or a float gather in sorted order, cell
+// table.
 #include "cell_list_layout.hpp"
 
 #include <algorithm>
@@ -109,6 +110,53 @@ ResultVector<std::uint32_t> sort_within_coarse_keys(const ResultVector<std::uint
   return fine;
 }
 
+/// Whether the points come in an order scattered over the lattice, judged from their packed
+/// records (cell key << 32 | index, `key_bits` bits of key) in the caller's order: fewer than
+/// half of 4096 evenly spaced pairs of neighbours in that order share the top 8 bits of their
+/// key. In random order about 1 in 256 pairs do, in a spatial order nearly all.
+bool scattered_order(const ResultVector<std::uint64_t>& records, int key_bits) {
+  constexpr std::size_t kPairs = 4096;
+  const std::size_t n = records.size();
+  if (n < 2 || key_bits < 8) return false;
+  const int drop = 32 + key_bits - 8;
+  const std::size_t pairs = std::min(kPairs, n - 1);
+  std::size_t shared = 0;
+  for (std::size_t p = 0; p < pairs; ++p) {
+    const std::size_t i = p * (n - 1) / pairs;
+    shared += ((records[i] ^ records[i + 1]) >> drop) == 0 ? 1 : 0;
+  }
+  return 2 * shared < pairs;
+}
+
+/// The origin of the float frame of one cell key after another (a key without its low
+/// `frame_shift` bits is the Morton code of its cell's frame, cell_list_layout.hpp): decoded
+/// only when the frame changes, which along the sorted order is rare, and in any order never on
+/// a lattice of one frame.
+template <int Dim>
+class FrameOrigins {
+ public:
+  FrameOrigins(const GridGeometry<Dim>& grid, int frame_shift)
+      : grid_(&grid), frame_shift_(frame_shift) {}
+
+  const std::array<double, Dim>& of_key(std::uint64_t key) {
+    if (const std::uint64_t f = key >> frame_shift_; f != frame_) {
+      frame_ = f;
+      const auto decoded = morton_decode<Dim>(f);
+      for (int k = 0; k < Dim; ++k) {
+        origin_[k] = CellListLayout<Dim>::frame_origin(
+            *grid_, k, static_cast<std::int64_t>(decoded[k]) << CellListLayout<Dim>::kFrameBits);
+      }
+    }
+    return origin_;
+  }
+
+ private:
+  const GridGeometry<Dim>* grid_;
+  int frame_shift_;
+  std::uint64_t frame_ = ~std::uint64_t{0};  // no frame's code: the first key decodes its own
+  std::array<double, Dim> origin_{};
+};
+
 }  // namespace
 
 template <int Dim>
@@ -168,67 +216,104 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
                 packed ? nullptr : layout.order.data());
     }
   }
-  {
-    ResultVector<std::uint64_t> scratch_keys;
+  // Float coordinates in sorted order (relative to their frame's origin), and the cell
+  // boundaries: where the key changes (or, with a coarse key, the exact cell), marked, then turned
+  // into cell starts with a prefix sum (index_cells).
+  for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
+  ResultVector<std::uint32_t> marks;
+  sized_for_overwrite(marks, n);
+  // A cell key without its low Dim * (kFrameBits - shift) bits is the Morton code of the cell's
+  // float frame (shift < kFrameBits: a coarse key drops fewer bits per axis than a frame spans).
+  static_assert(kMortonBitsPerAxis<Dim> + kFrameBits > 30, "coarse keys must hold frames");
+  const int frame_shift = Dim * (kFrameBits - shift);
+  // Writes point i's float coordinates relative to its cell's frame (as every search reads them)
+  // at sorted position s, or where the carry puts them.
+  const auto write_relative = [&](FrameOrigins<Dim>& frames, std::uint64_t cell_key, index_t i,
+                                  std::size_t s) {
+    const std::array<double, Dim>& origin = frames.of_key(cell_key);
+    for (int k = 0; k < Dim; ++k) {
+      layout.axis[k][s] = static_cast<float>(points.coord(i, k) - origin[k]);
+    }
+  };
+  // With coarse keys, the low Dim * shift bits of each sorted position's cell code (fine[s]).
+  ResultVector<std::uint32_t> fine;
+  ResultVector<std::uint64_t> scratch_keys;
+  if (packed && radix_detail::top_digit_first_pays(n, key_bits) &&
+      scattered_order(keys, key_bits)) {
+    // The points are read in the caller's order as the top-digit pass moves their records, their
+    // float coordinates written straight to where that pass puts the record: into the bucket of
+    // its top digit, which is where its sorted position lies too. Each bucket, once sorted in
+    // cache, permutes its own coordinates into place. Against a gather in sorted order (below),
+    // no read of the caller's points at random: shuffled, 2 threads, medians of five alternated
+    // rounds, W2 1M 17.5 -> 16.0 ms, W1 4M 83.2 -> 66.8, W5 4M 107.5 -> 85.1 (docs/benchmarks.md).
+    // Points already in spatial order (scattered_order false) keep the gather, which then reads
+    // them in sequence.
+    sized_for_overwrite(scratch_keys, n);
+    const auto carry_for = [&](int) {
+      return [&, frames = FrameOrigins<Dim>(grid, frame_shift)](std::size_t i,
+                                                                std::size_t dst) mutable {
+        write_relative(frames, (keys[i] >> 32) >> slab_bits, static_cast<index_t>(i), dst);
+      };
+    };
+    const auto finish_for = [&](int) {
+      return [&, bucket = std::array<std::vector<float>, Dim>{}](
+                 std::size_t first, std::size_t count, const std::uint32_t* values) mutable {
+        for (int k = 0; k < Dim; ++k) {
+          const auto from = layout.axis[k].begin() + static_cast<std::ptrdiff_t>(first);
+          bucket[k].assign(from, from + static_cast<std::ptrdiff_t>(count));
+        }
+        for (std::size_t s = first; s < first + count; ++s) {
+          const auto j = static_cast<std::uint32_t>(keys[s]);
+          layout.order[s] = values[j];
+          for (int k = 0; k < Dim; ++k) layout.axis[k][s] = bucket[k][j];
+          // A bucket's first point begins a cell: the bucket before has another top digit, of
+          // the cell code's bits (the digit lies above the slab bits).
+          const auto signed_s = static_cast<std::int64_t>(s);
+          marks[s] = s == first || key_at(signed_s) != key_at(signed_s - 1) ? 1u : 0u;
+        }
+      };
+    };
+    radix_detail::sort_top_digit_first_carrying(keys.data(), scratch_keys.data(), n, 32, key_bits,
+                                                threads, carry_for, finish_for);
+    ResultVector<std::uint64_t>().swap(scratch_keys);
+  } else {
     if (packed) {
       radix_sort_packed(keys, key_bits, threads, scratch_keys);
     } else {
       ResultVector<std::uint32_t> scratch_values;
       radix_sort_pairs(keys, layout.order, key_bits, threads, scratch_keys, scratch_values);
     }
-  }
-  // With coarse keys, the low Dim * shift bits of each sorted position's cell code (fine[s]).
-  ResultVector<std::uint32_t> fine;
-  if (shift > 0) {
-    const auto low_mask = (std::uint32_t{1} << shift) - 1;
-    fine = sort_within_coarse_keys(keys, layout.order, threads, [&](std::size_t i) {
-      CellCoord low = exact_cell(i);
-      for (int k = 0; k < Dim; ++k) low[k] &= low_mask;
-      return static_cast<std::uint32_t>(morton_code<Dim>(low));
-    });
-  }
-
-  // Float coordinates in sorted order, and the cell boundaries: where the key changes (or, with a
-  // coarse key, the exact cell), marked in parallel, then turned into cell starts with a prefix
-  // sum. The points are read in sorted order, which is random for shuffled input: prefetching
-  // a few points ahead keeps several cache misses in flight.
-  constexpr std::int64_t kPrefetchAhead = 16;
-  for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
-  ResultVector<std::uint32_t> marks;
-  sized_for_overwrite(marks, n);
-  // Packed records hold the sorted order in their low bits: it is unpacked here.
-  const auto index_at = [&](std::int64_t s) {
-    return packed ? static_cast<index_t>(keys[s]) : layout.order[s];
-  };
-  // A cell key without its low Dim * (kFrameBits - shift) bits is the Morton code of the cell's
-  // float frame (shift < kFrameBits: a coarse key drops fewer bits per axis than a frame spans).
-  // Frames change rarely along the sorted order: each thread decodes a frame's origin once per run.
-  static_assert(kMortonBitsPerAxis<Dim> + kFrameBits > 30, "coarse keys must hold frames");
-  const int frame_shift = Dim * (kFrameBits - shift);
+    ResultVector<std::uint64_t>().swap(scratch_keys);
+    if (shift > 0) {
+      const auto low_mask = (std::uint32_t{1} << shift) - 1;
+      fine = sort_within_coarse_keys(keys, layout.order, threads, [&](std::size_t i) {
+        CellCoord low = exact_cell(i);
+        for (int k = 0; k < Dim; ++k) low[k] &= low_mask;
+        return static_cast<std::uint32_t>(morton_code<Dim>(low));
+      });
+    }
+    // The points are read in sorted order, which is random for shuffled input: prefetching a few
+    // points ahead keeps several cache misses in flight.
+    constexpr std::int64_t kPrefetchAhead = 16;
+    // Packed records hold the sorted order in their low bits: it is unpacked here.
+    const auto index_at = [&](std::int64_t s) {
+      return packed ? static_cast<index_t>(keys[s]) : layout.order[s];
+    };
 #pragma omp parallel num_threads(threads)
-  {
-    std::uint64_t frame = ~std::uint64_t{0};  // no frame's code: the first point decodes its own
-    std::array<double, Dim> frame_at{};
+    {
+      FrameOrigins<Dim> frames(grid, frame_shift);
 #pragma omp for schedule(static)
-    for (std::int64_t s = 0; s < signed_n; ++s) {
-      if (s + kPrefetchAhead < signed_n) {
-        __builtin_prefetch(points.data + index_at(s + kPrefetchAhead) * points.stride);
-      }
-      const index_t i = index_at(s);
-      if (packed) layout.order[s] = i;
-      if (const std::uint64_t f = key_at(s) >> frame_shift; f != frame) {
-        frame = f;
-        const CellCoord decoded = morton_decode<Dim>(f);
-        for (int k = 0; k < Dim; ++k) {
-          frame_at[k] = frame_origin(grid, k, static_cast<std::int64_t>(decoded[k]) << kFrameBits);
+      for (std::int64_t s = 0; s < signed_n; ++s) {
+        if (s + kPrefetchAhead < signed_n) {
+          __builtin_prefetch(points.data + index_at(s + kPrefetchAhead) * points.stride);
         }
+        const index_t i = index_at(s);
+        if (packed) layout.order[s] = i;
+        write_relative(frames, key_at(s), i, static_cast<std::size_t>(s));
+        const bool boundary =
+            s == 0 || key_at(s) != key_at(s - 1) || (shift > 0 && fine[s] != fine[s - 1]);
+        marks[s] = boundary ? 1u : 0u;
       }
-      for (int k = 0; k < Dim; ++k) {
-        layout.axis[k][s] = static_cast<float>(points.coord(i, k) - frame_at[k]);
-      }
-      const bool boundary =
-          s == 0 || key_at(s) != key_at(s - 1) || (shift > 0 && fine[s] != fine[s - 1]);
-      marks[s] = boundary ? 1u : 0u;
     }
   }
   // The cell coordinates are decoded from the keys (a full-resolution key is its cell's Morton
