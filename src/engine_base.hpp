@@ -49,10 +49,11 @@ struct ListRequest {
   /// Points from which lists without distances are written in place (collect_rows_in_place.hpp)
   /// even within the budget: there, from 1.5M points, it was as fast or faster in 19 of 21 runs
   /// (W1, W2 and W3 at 1.5M, W1 and W2 at 2M and 4M, W4b and W5 at 4M, 2 threads: 0.88-1.84x the
-  /// speed, median 1.08x; 1 thread and refills too), for a third less peak memory, while at 1M it
-  /// ties on short rows and loses on W3's long ones (1.0-1.4x slower): docs/benchmarks.md,
-  /// forty-second session. Tests set it small.
-  std::size_t in_place_from_rows = 1'500'000;
+  /// speed, median 1.08x; 1 thread and refills too), and at 1.25M in 9 of 15 (W1-W3, five runs
+  /// each: median 1.07x), for a third less peak memory, while at 1M it ties on short rows and
+  /// loses on W3's long ones (1.0-1.4x slower): docs/benchmarks.md, forty-second and forty-third
+  /// sessions. Tests set it small.
+  std::size_t in_place_from_rows = 1'250'000;
   /// How lists written in place are laid out (collect_rows_in_place.hpp). Tests make the regions
   /// small and their margins too small.
   InPlaceTuning in_place{};

@@ -259,7 +259,7 @@ struct ListOptions {
   bool with_distances = false;
   /// Trade speed for memory. The default engine searches into per-thread buffers and then copies
   /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers).
-  /// With low_memory, for lists estimated above that budget, and for lists of 1.5M points or more
+  /// With low_memory, for lists estimated above that budget, and for lists of 1.25M points or more
   /// (where it is as fast or faster), it holds no row buffers:
   /// lists without distances (sorted or not) are written into the output itself, in regions
   /// with a sixteenth of slack, and compacted there (with low_memory the peak stays within about

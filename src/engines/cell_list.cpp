@@ -16,7 +16,7 @@
 // Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
 // threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
 // a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
-// (collect_rows.hpp). Lists without distances larger than the buffers' budget or of 1.5M points
+// (collect_rows.hpp). Lists without distances larger than the buffers' budget or of 1.25M points
 // or more, and all of them with ListOptions::low_memory, are written into the output itself, a
 // region per bucket of caller rows, and compacted there (collect_rows_in_place.hpp); lists with
 // distances then have a count search first and their rows written straight into place. The same

@@ -35,10 +35,10 @@
 // write: W3 at 4M points, 2 threads, 1.3x as fast on shuffled input and 1.7x on spatially sorted
 // input (sorted lists 1.15x, their rows' sort dominates), for 9% more peak memory; low_memory at
 // 1M points, 2 threads, 1.6-2.4x as fast on W1 and W2 and 1.1x on W3, for 6-8% more. Below the
-// budget and below 1.5M points the per-thread buffers stay the default: writing to hundreds of
+// budget and below 1.25M points the per-thread buffers stay the default: writing to hundreds of
 // regions at once slows the search more than the compaction saves where rows are long (W3 at 1M
-// points 1.2-1.4x slower in place; W1 and W2 within noise); from 1.5M points the buffers' fresh
-// pages cost more than that (forty-second session).
+// points 1.2-1.4x slower in place; W1 and W2 within noise); from 1.25M points the buffers' fresh
+// pages cost more than that (forty-second and forty-third sessions).
 #pragma once
 
 #include <algorithm>
