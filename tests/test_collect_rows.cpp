@@ -346,6 +346,8 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
     std::size_t spill_entries;
     bool done, spills;
     bool low_memory = false;
+    /// `done` holds on one thread; on more, a clear give-up is accepted too (see the case).
+    bool done_on_one_thread_only = false;
   };
   const std::size_t unbounded = std::size_t{1} << 40;
   const std::vector<Case> cases = {
@@ -358,9 +360,12 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
       // low_memory: the spill may hold a sixteenth of the estimate, whatever spill_entries says.
       {"low_memory", search.entries, Weights::uniform, unbounded, true, false, true},
       {"low_memory, skewed weights", search.entries, Weights::skewed, unbounded, false, true, true},
-      // Odd buckets weigh 0.65 of the even ones': a few of their rows spill, under the cap.
+      // Odd buckets weigh 0.65 of the even ones': a few of their rows spill, under the cap. Each
+      // thread may spill its share of the cap, and which thread takes the rows that spill depends
+      // on the schedule: on 2 or 3 threads a thread can meet its share first (under a busy
+      // machine, as in an ASan run of CI), and then the in-place collection gives up cleanly.
       {"low_memory, mildly skewed weights", search.entries, Weights::mild, unbounded, true, true,
-       true},
+       true, /*done_on_one_thread_only=*/true},
   };
   for (const Case& c : cases) {
     for (const int threads : {1, 2, 3}) {
@@ -403,8 +408,10 @@ TEST(CollectRowsInPlace, EveryRowInPlaceOrAClearGiveUp) {
               .low_memory = c.low_memory, .in_place = tuning, .sorted = sorted},
           lists);
       EXPECT_EQ(outcome.buckets, (n + 1023) / 1024);
-      ASSERT_EQ(outcome.done, c.done);
-      if (!c.done) {
+      if (!(c.done_on_one_thread_only && threads > 1)) {
+        ASSERT_EQ(outcome.done, c.done);
+      }
+      if (!outcome.done) {
         EXPECT_TRUE(lists.indices.empty());
         EXPECT_TRUE(lists.offsets.empty());
         continue;
