@@ -28,7 +28,7 @@
 // double everywhere), not to the lattice origin. Float rounding then scales with a frame's extent,
 // not the whole lattice's: a search whose stencil lies in one frame keeps the float fast path on
 // lattices far wider than float could resolve (geospatial extents), and one whose stencil
-// crosses a frame boundary decides its candidates in double (cell_list.cpp). A lattice of at most
+// crosses a frame boundary decides its candidates in double (cell_list.hpp). A lattice of at most
 // 2^kFrameBits cells per axis is one frame, whose origin is the lattice origin.
 //
 // Invariants: points of one cell are contiguous, sorted by slab within it; cells appear in Z-order

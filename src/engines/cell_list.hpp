@@ -1,0 +1,839 @@
+// cell_list: the default engine.
+//
+// Points are reordered by cell along a Z-order curve into a float structure-of-arrays copy
+// (cell_list_layout.hpp). A search walks the cells; each cell gathers its own points and then the
+// contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
+// cell are tested against them kBlockQueries at a time with a SIMD block filter. Full-stencil
+// searches (neighbor lists) take the cells of one parent cell together (search_group): their
+// stencils share most cells, so the union is looked up and gathered once, in copies arranged so
+// that each cell's stencil is still one contiguous range; on dense data, points are sorted by slab
+// (half a cell along the last axis) within their cells, and a slab's stencil leaves out the slabs
+// of the rows below and above that lie beyond r. Candidates whose float distance falls
+// in the rounding band around r are re-decided with the double rule (float_band.hpp), so results
+// are exact. Float coordinates are relative to their float frame (1024 cells per axis,
+// cell_list_layout.hpp), so that band stays narrow on lattices of any extent; a search whose
+// stencil reaches into another frame decides all its candidates in double (frame_search).
+// Parallel searches split the cells into blocks of consecutive cells, taken dynamically by the
+// threads: no locks, no per-point allocation. Neighbor lists go to per-thread buffers (sized from
+// a sampled estimate, in huge pages), then each row is copied once into the caller's CSR arrays
+// (collect_rows.hpp). Lists without distances larger than the buffers' budget or of 1.25M points
+// or more, and all of them with ListOptions::low_memory, are written into the output itself, a
+// region per bucket of caller rows, and compacted there (collect_rows_in_place.hpp); lists with
+// distances then have a count search first and their rows written straight into place. The same
+// rows as NeighborRows (neighbor_rows) are written once, into chunks of one shared array that the
+// threads claim with an atomic cursor (collect_rows_unordered.hpp). Pairs go to a resizable output
+// in one search, each block claiming the next free range with an atomic cursor; to a fixed-size
+// output, counted per block first, then written at their offsets (pair_output). Cross queries are
+// sorted by cell and searched like the points of a cell, by groups of cells where they fill three
+// or more of a group's cells (cross_search, serving cross_lists and cross_rows); a query whose
+// stencil holds no point (one bit of the layout's dilated occupancy bitmap) is dropped in the key
+// pass, as one off the lattice, and such queries are left out before the sort where they are many.
+// Stencil cells are found through the layout's dense array or, on mostly empty lattices, its block
+// table: one probe per 64-cell tile the stencil meets (CellListLayout::for_each_cell_in_box).
+//
+// Files: this header holds the engine class and the cell search that every query inlines
+// (search_block, search_group, search_cell, the gather and the filter loop); the queries are
+// defined by purpose in cell_list.cpp (indexing, update, the factory), cell_list_lists.cpp
+// (counts and neighbor lists), cell_list_pairs.cpp (pairs) and cell_list_cross.cpp (ball and
+// cross queries), each of which instantiates its own members for every dimension and type.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "spatialhash/types.hpp"
+
+#include "../engine_base.hpp"
+#include "../exact.hpp"
+#include "../growable_buffer.hpp"
+#include "../simd/block_filter.hpp"
+#include "cell_list_layout.hpp"
+#include "chunk_copy.hpp"
+
+namespace spatialhash::detail {
+
+/// Helper types of CellList's cell search.
+namespace cell_search {
+
+/// A contiguous run of sorted positions to test.
+struct Range {
+  std::uint32_t begin, end;
+};
+
+template <class Item>
+using Buffer = GrowableBuffer<Item>;
+
+/// The candidates of one cell's stencil, copied into one contiguous structure of arrays so that
+/// every point of the cell is tested against them with a single filter call. Reused per thread.
+template <int Dim>
+struct Gathered {
+  std::array<Buffer<float>, Dim> axis;
+  Buffer<std::uint32_t> ids;
+  std::size_t size = 0;
+
+  SoaView<Dim> view() const {
+    SoaView<Dim> v;
+    for (int k = 0; k < Dim; ++k) v.axis[k] = axis[k].data();
+    v.ids = ids.data();
+    return v;
+  }
+};
+
+/// Per-thread work space of cell searches, reused from cell to cell: the gathered stencil and the
+/// block filter's rows.
+template <int Dim>
+struct CellWork {
+  Gathered<Dim> g;
+  Buffer<std::uint32_t> sure, border;
+};
+
+/// For search_group(): per copy (a bit per axis before the last) and per position t of a row's
+/// cross-section (3^(Dim-1) cells, x fastest), the union cell's index within a row of a union of
+/// `side` cells per axis: along each axis k before the last, coordinate (copy's bit k) + (t's
+/// base-3 digit k).
+template <int Dim>
+constexpr auto group_cross_sections(int side) {
+  std::array<std::array<int, Dim == 2 ? 3 : 9>, 1 << (Dim - 1)> table{};
+  for (int copy = 0; copy < (1 << (Dim - 1)); ++copy) {
+    for (int t = 0; t < (Dim == 2 ? 3 : 9); ++t) {
+      int cell = 0, digits = t, scale = 1;
+      for (int k = 0; k < Dim - 1; ++k) {
+        cell += (((copy >> k) & 1) + digits % 3) * scale;
+        digits /= 3;
+        scale *= side;
+      }
+      table[static_cast<std::size_t>(copy)][static_cast<std::size_t>(t)] = cell;
+    }
+  }
+  return table;
+}
+
+}  // namespace cell_search
+
+/// The default engine (see the comment at the top of this file).
+template <int Dim, class T>
+class CellList final : public EngineBase<Dim, T> {
+ public:
+  using Base = EngineBase<Dim, T>;
+  using typename Base::Position;
+  using CellWalk = typename CellListLayout<Dim>::CellWalk;
+  /// The cell search's helper types (cell_search above), by their short names.
+  using Range = cell_search::Range;
+  template <class Item>
+  using Buffer = cell_search::Buffer<Item>;
+  template <int D>
+  using Gathered = cell_search::Gathered<D>;
+  template <int D>
+  using CellWork = cell_search::CellWork<D>;
+  /// Largest stencil: 5^Dim cells (cells of edge r/2).
+  static constexpr int kStencil = Dim == 2 ? 25 : 125;
+  /// Points per block (the unit of parallel work) at most. Smaller inputs get smaller blocks, so
+  /// that each thread has about kBlocksPerThread of them and the dynamic schedule evens out
+  /// blocks of uneven work (clustered points), down to kMinBlockPoints.
+  static constexpr std::uint32_t kBlockPoints = 4096;
+  static constexpr std::uint32_t kBlocksPerThread = 16;
+  static constexpr std::uint32_t kMinBlockPoints = 256;
+  /// Cells sampled by estimated_entries(): one in kSampleShare, within these bounds.
+  static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 256;
+  /// Cross queries: the key pass works in chunks of kKeyChunk queries; the queries off the lattice
+  /// are left out before the sort when they are more than one in kCompactBelow.
+  static constexpr std::size_t kKeyChunk = 4096, kCompactBelow = 8;
+  /// A group (search_group): the cells of one parent cell; their stencils' union is kGroupSide
+  /// cells along each axis.
+  static constexpr int kGroupSide = 4;
+  static constexpr int kGroupCells = Dim == 2 ? 16 : 64;
+  /// Cells in a cross-section of a stencil: 3^(Dim-1).
+  static constexpr int kCrossSection = Dim == 2 ? 3 : 9;
+  /// Copies of a group's union (search_group): one per offset along the axes before the last.
+  static constexpr int kGroupCopies = 1 << (Dim - 1);
+  /// Cells of a parent cell: at most this many cells make a group (search_group).
+  static constexpr int kParentCells = 1 << Dim;
+  /// Slabs per cell along the last axis (CellListLayout, search_group): 2. Four cut W3's
+  /// candidates by a quarter instead of a sixth but add a radix pass to its build and gather more
+  /// pieces: no faster (docs/benchmarks.md).
+  static constexpr int kSlabBits = 1;
+  static constexpr int kSlabs = 1 << kSlabBits;
+  /// A group is searched slab by slab when its cells hold at least this many points each on
+  /// average (two filter blocks per slab); sparser ones lose more to the split blocks and the
+  /// gather's extra pieces than the slabs save (W1, W2: docs/benchmarks.md).
+  static constexpr std::uint32_t kSlabMinPoints = 16;
+  /// filter_gathered() tests the gathered candidates up to this index: all of them.
+  static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
+  /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
+  static constexpr int kDefaultSubdivision = 1;
+  /// update() rebuilds when a sample shows more than this fraction of the points changed cell
+  /// (CellListLayout::update; measured: docs/benchmarks.md, "Update vs rebuild").
+  static constexpr double kMaxChangedFraction = 0.02;
+  /// Empty cells added around the bounding box on every side, so that points drifting out of it
+  /// stay on the lattice and update() can keep it.
+  static constexpr std::int64_t kPaddingCells = 1;
+
+  explicit CellList(const Context<Dim, T>& context) : Base(context) {
+    filter_ = best_block_filter<Dim>(context.simd);
+    std::tie(grid_, layout_) = index_points(context);
+    make_blocks();
+  }
+
+  Engine kind() const override { return Engine::cell_list; }
+
+  /// Keeps the lattice while every point stays on it: the layout is refreshed or patched in
+  /// place (CellListLayout::update); otherwise, or when too many points changed cell, rebuilds.
+  void update(const Context<Dim, T>& context) override;
+
+  UpdateKind last_update() const override { return last_update_; }
+
+  void pairs(double radius, PairSink& sink) const override;
+
+  void ball(const Position& center, double radius, HitSink& sink) const override;
+
+  /// As ball(), but sure neighbors cost no double distance (nor a read of the caller's points).
+  void ball_indices(const Position& center, double radius,
+                    std::vector<index_t>& out) const override;
+
+  /// Half stencil: each pair is found once and credited to both points, in per-thread count
+  /// arrays that are summed at the end. (A count search over the full stencil needs no merge but
+  /// tests twice the candidates: 10-30% slower, docs/benchmarks.md.)
+  void neighbor_counts(double radius, std::span<index_t> counts) const override;
+
+  void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override;
+  /// Every list query goes through the collectors, which sort rows as they store them.
+  bool sorts_rows() const override { return true; }
+  /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
+  void neighbor_rows(const ListRequest& request, NeighborRows& rows) const override;
+
+  void cross_lists(std::span<const Position> queries, const ListRequest& request,
+                   NeighborLists& lists) const override;
+  /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
+  void cross_rows(std::span<const Position> queries, const ListRequest& request,
+                  NeighborRows& rows) const override;
+
+  /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
+  /// block's pairs are collected in a per-thread buffer, then claim the next free range of the
+  /// output (an atomic cursor) and are copied there. The output is allocated from a sampled
+  /// estimate plus a margin; blocks that would land past it wait until the parallel search is
+  /// over and the output has been resized to the true count. Any other output gets a count
+  /// search first (count-only filter), then a second search writes each block at its offset.
+  void pair_output(double radius, PairOutput& out) const override;
+
+  /// pair_output() into the list. With distances, the pairs are searched as sorted positions and
+  /// each point's pairs measured as they are found, from a copy of the caller's points in sorted
+  /// order (as lists with distances are: row_distances.hpp), where a pair's two points lie near
+  /// each other in memory instead of anywhere in the caller's order. A pass over the finished
+  /// pairs at the caller's indices was slower (W1, 1M shuffled points, 1 thread, the same
+  /// distance kernel: 196-225 ms against 146-165 ms; docs/benchmarks.md).
+  PairList pair_list(double radius, bool with_distances) const override;
+
+ private:
+  // ---- What a search is asked for ----
+
+  /// The thresholds of one search.
+  struct Search {
+    FloatBand band;
+    double r2;
+  };
+
+  /// Which stencil a cell search covers: all cells around it, or only those after it in memory
+  /// order (each pair of cells once).
+  enum class Stencil { full, half };
+
+  /// What a cell search reports for a neighbor: its original index, its sorted position, or
+  /// nothing (a count search: emit gets each point's count and a null row, and the filter skips
+  /// the sure rows' compress and store; border candidates come as sorted positions).
+  enum class Ids { original, sorted_position, none };
+
+  // ---- Indexing (cell_list.cpp) ----
+
+  /// Cells of edge r / subdivision when the lattice allows it, else of edge r.
+  static GridGeometry<Dim> choose_grid(const Context<Dim, T>& context);
+
+  /// The lattice moved kPaddingCells cells down and widened by twice that on every axis that
+  /// stays within the lattice limit. Any origin keeps the lattice exact (grid_geometry.hpp).
+  static GridGeometry<Dim> padded(GridGeometry<Dim> grid);
+
+  /// Reorders the points by cell. With the default lattice, sparse data is re-indexed on coarser
+  /// cells: any edge >= r keeps the 3^Dim stencil exact, and a few points per stencil cell beat
+  /// a lookup per nearly empty cell (each a cache miss once the cell table outgrows the caches).
+  /// Sparseness is the mean number of points in the stencil cells around a point: points per
+  /// non-empty cell times the fraction of non-empty stencil cells, sampled on up to 512 cells.
+  static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
+      const Context<Dim, T>& context);
+
+  /// Slab bits for the layout on `grid`: kSlabBits where a group search may use them (cells of
+  /// edge r) and a point's own cell holds at least kSlabMinPoints points on average (weighting
+  /// each cell by its points, as the searches meet them), else none: then sparser data pays
+  /// nothing for slabs (no key bit, no slab index). The mean is estimated as n times the share of
+  /// pairs of kSamples points drawn at random (whatever the input order) that share a cell.
+  static int slab_bits_for(const Context<Dim, T>& context, const GridGeometry<Dim>& grid);
+
+  /// Splits the cells into blocks (the unit of parallel work) of kMinBlockPoints to kBlockPoints
+  /// points, about kBlocksPerThread per thread, and lists the stencil's cell offsets for the
+  /// lattice's reach.
+  void make_blocks();
+
+  /// The rounding band for float coordinates relative to the origin of one float frame
+  /// (cell_list_layout.hpp), for searches whose stencil lies in one frame (frame_search()):
+  /// coordinates within the lattice's extent, queries up to the stencil reach outside the
+  /// bounding box, and within a frame's extent of its origin (plus the reach). Points and queries
+  /// of one frame are taken relative to the same double (frame_origin(): one expression, and the
+  /// library is compiled without contraction, -ffp-contract=off), so that origin's own rounding
+  /// cancels in their differences.
+  FloatBand band_for(double radius) const;
+
+  /// The number of neighbor-list entries (full stencil) or pairs (half) of `rows` rows, as their
+  /// mean per point estimated from a count search of sampled cells spread over the layout, in
+  /// parallel: one cell in kSampleShare, at least kMinSampleCells and at most kMaxSampleCells, and
+  /// at most `max_samples` (0: no sample, the estimate is 0). The estimate only sizes the row
+  /// buffers, which are reserved with a wide margin (collect_rows.hpp). A fixed 256 cells,
+  /// searched on one thread, were a quarter of the cells of 10k points and a fifth of their
+  /// lists' time, and 0.07 ms of every cross query of a single position (docs/benchmarks.md).
+  std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
+                                std::size_t max_samples = kMaxSampleCells) const;
+
+  // ---- Counts and lists (cell_list_lists.cpp) ----
+
+  /// The full-stencil search of every block, its rows collected into `lists`: CSR lists
+  /// (collect_rows.hpp) or NeighborRows (collect_rows_unordered.hpp).
+  /// Rows with distances (unsorted) are searched as sorted positions and measured from a copy of
+  /// the caller's points in sorted order (RowPositions, row_distances.hpp): a row's neighbors then
+  /// lie side by side in memory instead of scattered over the caller's order (1M uniform points in
+  /// random order, 2 threads: 130 neighbors per point 1.27x as fast, 30 and 60 unchanged;
+  /// docs/benchmarks.md).
+  template <class Lists>
+  void full_lists(const ListRequest& request, Lists& lists) const;
+
+  /// The caller's coordinates in sorted order: point order[p] at p, Dim values per point.
+  ResultVector<T> sorted_copy() const;
+
+  // ---- Pairs (cell_list_pairs.cpp) ----
+
+  /// The one-search path of pair_output() (resizable outputs), and of pair_list() with
+  /// distances: then `distances` (the list's) gets each pair's distance at the pair's place.
+  void pairs_in_one_search(const Search& search, PairOutput& out,
+                           ResultVector<double>* distances = nullptr) const;
+
+  /// Appends the pairs of point `a` with `ids[0 .. count)`, each as (smaller, larger); with
+  /// `order` set, the ids are sorted positions, point order[id].
+  static void append_pairs(index_t a, const std::uint32_t* ids, std::uint32_t count,
+                           const index_t* order, Buffer<Pair>& pairs);
+
+  /// The count-first path of pair_output() (fixed-size outputs): block counts, then each block
+  /// written at its offset by a second search that repeats the first exactly.
+  void pairs_counted_first(const Search& search, PairOutput& out) const;
+
+  // ---- Ball and cross queries (cell_list_cross.cpp) ----
+
+  /// Queries sorted by cell (Z-order), so that each cell's stencil is gathered once for all its
+  /// queries and tested against them kBlockQueries at a time, as in neighbor_lists(); the rows
+  /// collected into `lists`: CSR lists (collect_rows.hpp) or NeighborRows
+  /// (collect_rows_unordered.hpp). No distances (the collectors' are between indexed points).
+  template <class Lists>
+  void cross_search(std::span<const Position> queries, const ListRequest& request,
+                    Lists& lists) const;
+
+  /// Calls emit(index, d2) for every point within `radius` of `center`: the stencil's ranges
+  /// through the filter with one query, fixed-size chunks on the stack (nothing allocated). d2 is
+  /// the exact double distance for borderline candidates, and for sure ones when kDistances.
+  template <bool kDistances, class Emit>
+  void scan_ball(const Position& center, double radius, Emit&& emit) const;
+
+  /// Searches `count` query positions, all in lattice cell `cell`: queries[query_of[0 .. count)],
+  /// reported to emit as slots first_slot, first_slot + 1, ... (no self exclusion; null rows
+  /// with count_only).
+  template <class Emit>
+  void search_queries(const Cell<Dim>& cell, std::span<const Position> queries,
+                      const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
+                      bool count_only, const Search& search, CellWork<Dim>& work,
+                      Emit&& emit) const;
+
+  /// Tests the query positions queries[query_of[0 .. count)], all in lattice cell `cell`, against
+  /// the gathered candidates `candidates` (a range of work.g), reporting them to emit as slots
+  /// first_slot, ... (null rows with count_only).
+  template <class Emit>
+  void filter_queries(const Cell<Dim>& cell, std::span<const Position> queries,
+                      const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
+                      Range candidates, bool count_only, const Search& search, CellWork<Dim>& work,
+                      Emit&& emit) const;
+
+  // ---- The cell search, which every query inlines (here) ----
+
+  /// `search` for queries in the float frame of lattice cell `home` against candidates in the
+  /// cells from `low` to `high` (per axis, inclusive; cells off the lattice hold none): as it is
+  /// when all of those lie in that frame, else with its band open (every candidate decided in
+  /// double: floats of different frames are relative to different origins).
+  Search frame_search(const Search& search, const Cell<Dim>& home, const Cell<Dim>& low,
+                      const Cell<Dim>& high) const {
+    using Layout = CellListLayout<Dim>;
+    for (int k = 0; k < Dim; ++k) {
+      const std::int64_t from = std::max<std::int64_t>(low[k], 0);
+      const std::int64_t to = std::min<std::int64_t>(high[k], layout_.dims[k] - 1);
+      const std::int64_t frame = Layout::frame_of(home[k]);
+      if (from <= to && (Layout::frame_of(from) != frame || Layout::frame_of(to) != frame)) {
+        constexpr float kInf = std::numeric_limits<float>::infinity();
+        return Search{FloatBand{-kInf, kInf}, search.r2};
+      }
+    }
+    return search;
+  }
+
+  /// frame_search() for the queries of lattice cell `cell` against its stencil.
+  Search stencil_search(const Search& search, const Cell<Dim>& cell) const {
+    Cell<Dim> low = cell, high = cell;
+    for (int k = 0; k < Dim; ++k) {
+      low[k] -= grid_.reach;
+      high[k] += grid_.reach;
+    }
+    return frame_search(search, cell, low, high);
+  }
+
+  /// frame_search() for the queries of the group (parent cell) of lattice cell `cell`, which
+  /// share its frame (frames are whole groups), against the union of their stencils: 4 cells per
+  /// axis from the parent's first cell minus one.
+  Search group_search(const Search& search, const Cell<Dim>& cell) const {
+    Cell<Dim> low, high;
+    for (int k = 0; k < Dim; ++k) {
+      low[k] = (cell[k] >> 1) * 2 - 1;
+      high[k] = low[k] + 3;
+    }
+    return frame_search(search, cell, low, high);
+  }
+
+  /// Float coordinate k of `position` in the frame of lattice cell `cell`.
+  float frame_position(const Position& position, int k, const Cell<Dim>& cell) const {
+    return static_cast<float>(position[k] - CellListLayout<Dim>::frame_origin(grid_, k, cell[k]));
+  }
+
+  /// search_cell() for every cell of block b, in order.
+  template <class Emit>
+  void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
+                    CellWork<Dim>& work, Emit&& emit) const {
+    const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
+    CellWalk walk(layout_, begin);
+    if (stencil == Stencil::full && grid_.reach == 1) {
+      // The coordinates of the group's cells: those of one parent, consecutive in Z-order.
+      std::array<Cell<Dim>, kParentCells> cells;
+      Cell<Dim> next = cell_of(walk);
+      for (std::uint32_t c = begin; c < end;) {
+        cells[0] = next;
+        walk.next();
+        std::uint32_t last = c + 1;
+        for (; last < end; ++last, walk.next()) {
+          next = cell_of(walk);
+          if (!same_parent(cells[0], next)) break;
+          cells[last - c] = next;
+        }
+        search_group(c, last, cells, ids, search, work, emit);
+        c = last;
+      }
+      return;
+    }
+    for (std::uint32_t c = begin; c < end; ++c, walk.next()) {
+      search_cell(c, cell_of(walk), stencil, ids, search, work, emit);
+    }
+  }
+
+  /// Whether cells of lattice coordinates a and b have the same parent (coordinates halved):
+  /// they belong to one group.
+  static bool same_parent(const Cell<Dim>& a, const Cell<Dim>& b) {
+    for (int k = 0; k < Dim; ++k) {
+      if ((a[k] >> 1) != (b[k] >> 1)) return false;  // arithmetic shifts: floor halves
+    }
+    return true;
+  }
+
+  /// Full-stencil search of the cells [first, last), which share one parent cell (a group of up
+  /// to 2^Dim cells, consecutive in Z-order; cells[c - first] are the coordinates of cell c). Their
+  /// stencils together cover 4^Dim cells, looked up once. The candidates are gathered in copies,
+  /// one per offset of the group's cells along the axes before the last (2 copies in 2D, 4 in 3D;
+  /// only those some cell needs): row z' of a copy holds the stencil's cross-section at union
+  /// coordinate z' along the last axis, its 3^(Dim-1) cells x fastest. The stencil of a cell at
+  /// offset z along the last axis is rows z .. z+2 of its copy: one contiguous range, as in
+  /// search_cell(). A full 3D group gathers 18 cells per cell instead of 27, and looks up 8 instead
+  /// of 27. A group of dense cells (slabs_for_group) is searched slab by slab: each row is gathered
+  /// as slab rows (GroupGather), and the points of slab h of a cell meet only the slabs >= h of the
+  /// row below and <= h of the row above (the others lie more than r away along the last axis: W3
+  /// tests 15% fewer candidates). A count search (Ids::none) reports counts with null rows.
+  template <class Emit>
+  void search_group(std::uint32_t first, std::uint32_t last,
+                    const std::array<Cell<Dim>, kParentCells>& cells, Ids ids,
+                    const Search& group_wide, CellWork<Dim>& work, Emit&& emit) const {
+    const Search search = group_search(group_wide, cells[0]);
+    GroupCopies needs{};
+    for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cells[c - first])] = true;
+    const int slabs = slabs_for_group(first, last);
+    const GroupGather group = gather_group(cells[0], needs, slabs, ids, work.g);
+    const auto& points = this->context_.points;
+    for (std::uint32_t c = first; c < last; ++c) {
+      const Cell<Dim> cell = cells[c - first];
+      for (int h = 0; h < slabs; ++h) {
+        const auto [slab_first, slab_end] = part_of(c, h, slabs);
+        if (slab_first == slab_end) continue;
+        const Range stencil = group.stencil_of(cell, h);
+        const std::uint32_t own = own_of(group, cell, h);
+        filter_gathered(
+            work, ids == Ids::none, slab_end - slab_first, search,
+            [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+              block.after = false;
+              for (int q = 0; q < block.count; ++q) {
+                for (int k = 0; k < Dim; ++k) {
+                  block.position[q][k] = layout_.axis[k][slab_first + p0 + q];
+                }
+                block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
+              }
+              return stencil.begin;
+            },
+            [&](std::uint32_t p, std::uint32_t id) {
+              const index_t other = ids == Ids::original ? id : layout_.order[id];
+              return distance_squared(points, layout_.order[slab_first + p], other) <= search.r2;
+            },
+            [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
+              emit(slab_first + p, row, kept);
+            },
+            stencil.end);
+      }
+    }
+  }
+
+  /// Slabs a group's search splits its cells into: the layout's where the group's cells hold at
+  /// least kSlabMinPoints points each on average, else 1 (whole cells).
+  int slabs_for_group(std::uint32_t first, std::uint32_t last) const {
+    if (layout_.slabs() == 1) return 1;
+    const std::uint32_t points = layout_.cell_start[last] - layout_.cell_start[first];
+    return points >= kSlabMinPoints * (last - first) ? layout_.slabs() : 1;
+  }
+
+  /// Which copies of a group (search_group) to gather.
+  using GroupCopies = std::array<bool, kGroupCopies>;
+
+  /// A group's gathered candidates (gather_group): the layout cell of each union cell, and where
+  /// each slab row of each copy begins among the gathered candidates. Slab row z' * slabs + j of a
+  /// copy holds slab j of the copy's cross-section at union coordinate z' (its 3^(Dim-1) cells
+  /// x fastest), so that the stencil of a cell's slab h, which leaves out the slabs below h of
+  /// the row below and those above h of the row above, is still one contiguous range. Why those
+  /// are beyond r: a point of slab h of cell c has computed u >= c + h / slabs along the last
+  /// axis, one of slab j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h / slabs;
+  /// computed u more than 1 apart are more than r apart (the invariant of grid_geometry.hpp), and
+  /// likewise above.
+  struct GroupGather {
+    std::array<std::uint32_t, kGroupCells> unit;
+    int slabs = 1;
+    std::array<std::array<std::uint32_t, kGroupSide * kSlabs + 1>, kGroupCopies> row_begin{};
+
+    /// The gathered range of the stencil of slab h of `cell` (a cell of the group; its copy
+    /// gathered); with one slab (whole cells), h = 0 is the whole stencil.
+    Range stencil_of(const Cell<Dim>& cell, int h) const {
+      const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
+      const auto z = static_cast<int>(cell[Dim - 1] & 1);
+      return Range{rows[static_cast<std::size_t>(z * slabs + h)],
+                   rows[static_cast<std::size_t>((z + 2) * slabs + h + 1)]};
+    }
+  };
+
+  /// The gathered index of the first point of slab h of `cell` (a cell of `group`): in the
+  /// middle row of its stencil, slab row h, after slab h of the cells before it in the
+  /// cross-section.
+  std::uint32_t own_of(const GroupGather& group, const Cell<Dim>& cell, int h) const {
+    const int copy = copy_of(cell);
+    const int z = static_cast<int>(cell[Dim - 1] & 1) + 1;
+    std::uint32_t own = group.row_begin[static_cast<std::size_t>(copy)]
+                                       [static_cast<std::size_t>(z * group.slabs + h)];
+    for (int t = 0; t < kCrossSection / 2; ++t) {
+      const std::uint32_t found = group.unit[static_cast<std::size_t>(section_cell(copy, z, t))];
+      if (found == CellListLayout<Dim>::kNoCell) continue;
+      const Range part = part_of(found, h, group.slabs);
+      own += part.end - part.begin;
+    }
+    return own;
+  }
+
+  /// The sorted positions of part j of cell c cut into `parts` (1, whole cells, or the layout's
+  /// slabs).
+  Range part_of(std::uint32_t c, int j, int parts) const {
+    const int step = layout_.slabs() / parts;
+    return Range{layout_.slab_begin(c, j * step), layout_.slab_begin(c, (j + 1) * step)};
+  }
+
+  /// Looks up the 4^Dim union cells of the group of `cell` (lattice coordinates; may lie off the
+  /// lattice) and gathers the copies in `needs` into g, each row split into `slabs` slab rows
+  /// (1, or the layout's slabs), with original indices or sorted positions as ids (gather()).
+  GroupGather gather_group(const Cell<Dim>& cell, const GroupCopies& needs, int slabs, Ids ids,
+                           Gathered<Dim>& g) const {
+    GroupGather group;
+    group.slabs = slabs;
+    std::array<std::int64_t, Dim> base;
+    bool interior = !layout_.dense.empty();
+    std::int64_t linear = 0;
+    for (int k = Dim - 1; k >= 0; --k) {
+      // An arithmetic shift: the parent of a negative coordinate is below zero too.
+      base[k] = 2 * (cell[k] >> 1) - 1;
+      interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
+      if (interior) linear = linear * layout_.dims[k] + base[k];  // as in stencil_ranges()
+    }
+    if (interior) {
+      for (int u = 0; u < kGroupCells; ++u) {
+        group.unit[u] = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
+      }
+    } else {
+      group.unit.fill(CellListLayout<Dim>::kNoCell);
+      layout_.for_each_cell_in_box(base, kGroupSide,
+                                   [&](int u, std::uint32_t found) { group.unit[u] = found; });
+    }
+    // The copies as ranges of the layout, touching ones merged.
+    std::array<Range, kGroupCopies * kGroupSide * kSlabs * kCrossSection> ranges;
+    int count = 0;
+    std::uint32_t at = 0;
+    for (int copy = 0; copy < kGroupCopies; ++copy) {
+      if (!needs[static_cast<std::size_t>(copy)]) continue;
+      auto& rows = group.row_begin[static_cast<std::size_t>(copy)];
+      for (int row = 0; row < kGroupSide; ++row) {
+        for (int j = 0; j < slabs; ++j) {
+          rows[static_cast<std::size_t>(row * slabs + j)] = at;
+          for (int t = 0; t < kCrossSection; ++t) {
+            const std::uint32_t found = group.unit[section_cell(copy, row, t)];
+            if (found == CellListLayout<Dim>::kNoCell) continue;
+            const Range r = part_of(found, j, slabs);
+            if (r.end == r.begin) continue;
+            if (count > 0 && ranges[count - 1].end == r.begin) {
+              ranges[count - 1].end = r.end;
+            } else {
+              ranges[count++] = r;
+            }
+            at += r.end - r.begin;
+          }
+        }
+      }
+      rows[static_cast<std::size_t>(kGroupSide * slabs)] = at;
+    }
+    gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(count)), g, ids);
+    return group;
+  }
+
+  /// The copy (search_group) of a cell: its offsets in its group along the axes before the last,
+  /// as bits.
+  static int copy_of(const Cell<Dim>& cell) {
+    int copy = 0;
+    for (int k = Dim - 2; k >= 0; --k) copy = copy * 2 + static_cast<int>(cell[k] & 1);
+    return copy;
+  }
+
+  /// The union cell (index into the group's 4^Dim, x fastest) at position t of row `row` of copy
+  /// `copy`: along each axis k before the last, union coordinate (copy's bit k) + (t's base-3
+  /// digit k).
+  static int section_cell(int copy, int row, int t) {
+    return row * (kGroupCells / kGroupSide) + kSection[copy][t];
+  }
+
+  /// section_cell() within a row, per copy and position.
+  static constexpr auto kSection = cell_search::group_cross_sections<Dim>(kGroupSide);
+
+  /// Searches the points of cell c (lattice coordinates `cell`) against its stencil, kBlockQueries
+  /// points per filter call, and calls emit(s, ids, count) for each point of c (sorted position s)
+  /// with its neighbors' ids; a half search reports, within cell c, only the points after s.
+  /// Borderline candidates are re-decided with the double rule before emit sees them.
+  template <class Emit>
+  void search_cell(std::uint32_t c, const Cell<Dim>& cell, Stencil stencil, Ids ids,
+                   const Search& lattice_wide, CellWork<Dim>& work, Emit&& emit) const {
+    const Search search = stencil_search(lattice_wide, cell);
+    const std::uint32_t own = gather_stencil(c, cell, stencil, ids, work.g);
+    const std::uint32_t first = layout_.cell_start[c];
+    const auto& points = this->context_.points;
+    const bool after = stencil == Stencil::half;
+    filter_gathered(
+        work, ids == Ids::none, own, search,
+        [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+          // The cell's own points come first in g: point p of the cell is candidate p.
+          block.after = after;
+          for (int q = 0; q < block.count; ++q) {
+            for (int k = 0; k < Dim; ++k) block.position[q][k] = layout_.axis[k][first + p0 + q];
+            block.skip[q] = p0 + static_cast<std::uint32_t>(q);
+          }
+          return after ? p0 + 1 : 0;
+        },
+        [&](std::uint32_t p, std::uint32_t id) {
+          const index_t other = ids == Ids::original ? id : layout_.order[id];
+          return distance_squared(points, layout_.order[first + p], other) <= search.r2;
+        },
+        [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t count) {
+          emit(first + p, row, count);
+        });
+  }
+
+  /// The filter loop of every cell search: `count` queries against the candidates gathered in
+  /// work.g, kBlockQueries per filter call. setup(p0, block) fills in the block of queries p0, p0
+  /// + 1, ... (block.count is set) and returns the first candidate to test (the last is `to` - 1,
+  /// or the last gathered); a borderline candidate `id` of query p is kept when within(p, id)
+  /// (the double rule); emit(p, row, count) then gets query p's neighbors (row is null in a count
+  /// search, count_only).
+  template <class Setup, class Within, class Emit>
+  void filter_gathered(CellWork<Dim>& work, bool count_only, std::uint32_t count,
+                       const Search& search, Setup&& setup, Within&& within, Emit&& emit,
+                       std::uint32_t to = kAllGathered) const {
+    const Gathered<Dim>& g = work.g;
+    const std::size_t stride = g.size + kFilterSlack;
+    work.sure.clear();
+    work.border.clear();
+    BlockOutput out{count_only ? nullptr : work.sure.reserve_more(stride * kBlockQueries),
+                    work.border.reserve_more(stride * kBlockQueries), stride};
+    const SoaView<Dim> view = g.view();
+    QueryBlock<Dim> block;
+    for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
+      block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
+      const std::uint32_t from = setup(p0, block);
+      filter_(view, from, std::min(to, static_cast<std::uint32_t>(g.size)), block, search.band,
+              out);
+      for (int q = 0; q < block.count; ++q) {
+        const std::uint32_t p = p0 + static_cast<std::uint32_t>(q);
+        std::uint32_t* row = count_only ? nullptr : out.sure + static_cast<std::size_t>(q) * stride;
+        const std::uint32_t* border = out.border + static_cast<std::size_t>(q) * stride;
+        std::uint32_t kept = out.sure_count[q];
+        for (std::uint32_t k = 0; k < out.border_count[q]; ++k) {
+          if (!within(p, border[k])) continue;
+          if (!count_only) row[kept] = border[k];
+          ++kept;
+        }
+        emit(p, static_cast<const std::uint32_t*>(row), kept);
+      }
+    }
+  }
+
+  /// Copies the points of `ranges` into `g`, with their original indices as ids, or with their
+  /// sorted positions. Runs are short (a few cells): they are copied in whole chunks
+  /// (copy_in_chunks), the next run overwriting the overshoot, the last one's landing in the
+  /// slack; a run whose overshoot would read past the layout's arrays is copied item by item.
+  void gather(std::span<const Range> ranges, Gathered<Dim>& g, Ids ids) const {
+    std::size_t total = 0;
+    for (const Range& q : ranges) total += q.end - q.begin;
+    std::array<float*, Dim> axis;
+    for (int k = 0; k < Dim; ++k) {
+      g.axis[k].clear();
+      axis[k] = g.axis[k].reserve_more(total + kFilterSlack);
+    }
+    g.ids.clear();
+    std::uint32_t* out_ids = g.ids.reserve_more(total + kFilterSlack);
+    std::size_t at = 0;
+    const std::size_t n = layout_.size();
+    for (const Range& q : ranges) {
+      const std::size_t length = q.end - q.begin;
+      if (q.begin + (length + kCopyChunk - 1) / kCopyChunk * kCopyChunk <= n) {
+        for (int k = 0; k < Dim; ++k) {
+          copy_in_chunks(axis[k] + at, layout_.axis[k].data() + q.begin, length);
+        }
+        if (ids == Ids::original)
+          copy_in_chunks(out_ids + at, layout_.order.data() + q.begin, length);
+      } else {
+        for (int k = 0; k < Dim; ++k) {
+          std::copy(layout_.axis[k].data() + q.begin, layout_.axis[k].data() + q.end, axis[k] + at);
+        }
+        if (ids == Ids::original) {
+          std::copy(layout_.order.data() + q.begin, layout_.order.data() + q.end, out_ids + at);
+        }
+      }
+      if (ids != Ids::original) {
+        // Whole chunks too (fixed-size loops the compiler vectorizes): the overshoot lands where
+        // the next run starts, or in the slack.
+        for (std::size_t j = 0; j < length; j += kCopyChunk) {
+          for (std::size_t i = 0; i < kCopyChunk; ++i) {
+            out_ids[at + j + i] = q.begin + static_cast<std::uint32_t>(j + i);
+          }
+        }
+      }
+      at += length;
+    }
+    g.size = total;
+  }
+
+  /// Gathers cell c itself first, then the other cells of its stencil (all of them, or for a
+  /// half stencil those after c in memory order). Returns the number of points of cell c.
+  std::uint32_t gather_stencil(std::uint32_t c, const Cell<Dim>& cell, Stencil stencil, Ids ids,
+                               Gathered<Dim>& g) const {
+    std::array<Range, kStencil + 1> ranges;
+    ranges[0] = Range{layout_.cell_start[c], layout_.cell_start[c + 1]};
+    std::array<Range, kStencil> others;
+    const int count = stencil_ranges(cell, c, stencil, others);
+    std::copy(others.begin(), others.begin() + count, ranges.begin() + 1);
+    gather(std::span<const Range>(ranges.data(), count + 1), g, ids);
+    return ranges[0].end - ranges[0].begin;
+  }
+
+  /// Lattice coordinates of the cell `walk` is at.
+  static Cell<Dim> cell_of(const CellWalk& walk) {
+    Cell<Dim> cell;
+    for (int k = 0; k < Dim; ++k) cell[k] = walk.coord()[k];
+    return cell;
+  }
+
+  /// Lattice coordinates of cell c, found by binary search (for cells taken out of order).
+  Cell<Dim> cell_of(std::uint32_t c) const {
+    const auto coord = layout_.coord_of(c);
+    Cell<Dim> cell;
+    for (int k = 0; k < Dim; ++k) cell[k] = coord[k];
+    return cell;
+  }
+
+  /// Ranges of the stencil cells around lattice cell `cell`, sorted and merged where they touch,
+  /// leaving out cell `skip_cell` (for a half stencil, every cell up to it).
+  int stencil_ranges(const Cell<Dim>& cell, std::uint32_t skip_cell, Stencil stencil,
+                     std::array<Range, kStencil>& ranges) const {
+    int count = 0;
+    const auto add = [&](std::uint32_t found) {
+      if (found == CellListLayout<Dim>::kNoCell) return;
+      if (stencil == Stencil::half ? found <= skip_cell : found == skip_cell) return;
+      ranges[count++] = Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+    };
+    bool interior = !layout_.dense.empty();
+    std::int64_t linear = 0;
+    for (int k = Dim - 1; k >= 0; --k) {
+      interior = interior && cell[k] >= grid_.reach && cell[k] + grid_.reach < layout_.dims[k];
+      // Only on the dense array's lattice (at most about a cell per point): on a wide sparse one
+      // the product would overflow.
+      if (interior) linear = linear * layout_.dims[k] + cell[k];
+    }
+    if (interior) {
+      // The whole stencil lies on the lattice: direct lookups at fixed offsets.
+      const std::uint32_t* dense = layout_.dense.data() + linear;
+      for (int o = 0; o < stencil_size_; ++o) add(dense[dense_offset_[o]]);
+    } else {
+      std::array<std::int64_t, Dim> corner;
+      for (int k = 0; k < Dim; ++k) corner[k] = cell[k] - grid_.reach;
+      layout_.for_each_cell_in_box(corner, 2 * grid_.reach + 1,
+                                   [&](int, std::uint32_t found) { add(found); });
+    }
+    // Insertion sort by position: short, and mostly in order already (cells in Z-order).
+    for (int q = 1; q < count; ++q) {
+      const Range moving = ranges[q];
+      int at = q;
+      for (; at > 0 && ranges[at - 1].begin > moving.begin; --at) ranges[at] = ranges[at - 1];
+      ranges[at] = moving;
+    }
+    int merged = 0;
+    for (int q = 0; q < count; ++q) {
+      if (merged > 0 && ranges[merged - 1].end == ranges[q].begin) {
+        ranges[merged - 1].end = ranges[q].end;
+      } else {
+        ranges[merged++] = ranges[q];
+      }
+    }
+    return merged;
+  }
+
+  GridGeometry<Dim> grid_;  ///< the lattice of this engine (edge r / subdivision)
+  CellListLayout<Dim> layout_;
+  BlockFilterFn<Dim> filter_ = nullptr;
+  std::vector<std::uint32_t> blocks_;  ///< blocks_[b] .. blocks_[b+1]: the cells of block b
+  /// The stencil offsets as distances in the dense lattice lookup (x fastest).
+  std::array<std::int64_t, kStencil> dense_offset_{};
+  /// The union cells of a group as distances in the dense lattice lookup from its first (x
+  /// fastest).
+  std::array<std::int64_t, kGroupCells> group_offset_{};
+  int stencil_size_ = 0;
+  CellListSpare<Dim> spare_;  ///< update()'s work arrays, reused step after step
+  UpdateKind last_update_ = UpdateKind::rebuilt;
+};
+
+}  // namespace spatialhash::detail

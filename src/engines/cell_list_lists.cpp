@@ -1,0 +1,130 @@
+// cell_list (cell_list.hpp): neighbor counts (half stencil, credited to both points) and neighbor
+// lists (full stencil), as CSR lists or NeighborRows, through the collectors.
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "../threads.hpp"
+#include "cell_list.hpp"
+#include "collect_rows.hpp"
+#include "collect_rows_in_place.hpp"
+#include "collect_rows_unordered.hpp"
+
+namespace spatialhash::detail {
+
+template <int Dim, class T>
+void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
+  const Search search{band_for(radius), radius * radius};
+  const std::size_t n = layout_.size();
+  const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
+  const int threads = this->context_.threads;
+  std::vector<std::vector<index_t>> partial(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<index_t>& local = partial[static_cast<std::size_t>(thread_id())];
+    local.assign(n, 0);
+    CellWork<Dim> work;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      search_block(b, Stencil::half, Ids::sorted_position, search, work,
+                   [&](std::uint32_t s, const std::uint32_t* positions, std::uint32_t count) {
+                     local[s] += count;
+                     for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
+                   });
+    }
+  }
+  const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    index_t total = 0;
+    for (const auto& local : partial) total += local[s];
+    counts[layout_.order[s]] = total;
+  }
+}
+
+template <int Dim, class T>
+void CellList<Dim, T>::neighbor_lists(const ListRequest& request, NeighborLists& lists) const {
+  full_lists(request, lists);
+}
+
+template <int Dim, class T>
+void CellList<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& rows) const {
+  full_lists(request, rows);
+}
+
+template <int Dim, class T>
+template <class Lists>
+void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) const {
+  const Search search{band_for(request.radius), request.radius * request.radius};
+  const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
+  const bool by_position = request.with_distances && !request.sorted;
+  ResultVector<T> sorted_coords;
+  RowPositions<Dim, T> positions;
+  if (by_position) {
+    sorted_coords = sorted_copy();
+    positions = {layout_.order.data(), PointsView<Dim, T>(sorted_coords.data(), layout_.size())};
+  }
+  const Ids row_ids = by_position ? Ids::sorted_position : Ids::original;
+  const std::size_t estimate = estimated_entries(search, Stencil::full, layout_.size());
+  const auto run = [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
+    search_block(b, Stencil::full, count_only ? Ids::none : row_ids, search, work, emit);
+  };
+  if constexpr (std::is_same_v<Lists, NeighborLists>) {
+    if (!request.with_distances &&
+        (request.low_memory || estimate > request.row_buffer_bytes / sizeof(index_t) ||
+         layout_.size() >= request.in_place_from_rows)) {
+      // Lists larger than the row buffers may take, lists of many points
+      // (ListRequest::in_place_from_rows), or lists asked for without buffers: written into the
+      // output itself and compacted there (collect_rows_in_place.hpp), each bucket's region
+      // sized by its rows' cell populations; one search instead of a count search and a
+      // writing one (W3 at 4M points, 2 threads: about 1.4x as fast; low_memory at 1M points:
+      // 1.1-2.4x; docs/benchmarks.md). Below the budget and those points the buffers are as
+      // fast or faster (W3 at 1M: 1.0-1.4x slower in place).
+      lists.scratch.release();
+      const auto weigh = [&](std::int64_t b, auto&& add) {
+        for (std::uint32_t c = blocks_[b]; c < blocks_[b + 1]; ++c) {
+          const std::uint32_t first = layout_.cell_start[c], last = layout_.cell_start[c + 1];
+          for (std::uint32_t slot = first; slot < last; ++slot) add(slot, double(last - first));
+        }
+      };
+      if (collect_rows_in_place<CellWork<Dim>>(this->context_.threads, blocks, layout_.order,
+                                               layout_.size(), estimate, weigh, run, request, lists)
+              .done) {
+        return;
+      }
+      // Gave up (estimates far too low): counted first, then written into place.
+    }
+  }
+  collect_rows<CellWork<Dim>>(
+      this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
+      estimate,
+      [&](std::int64_t b) {
+        return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
+      },
+      run, request, lists, positions);
+}
+
+template <int Dim, class T>
+ResultVector<T> CellList<Dim, T>::sorted_copy() const {
+  const auto& points = this->context_.points;
+  const std::size_t n = layout_.size();
+  ResultVector<T> copy;
+  sized_for_overwrite(copy, n * Dim);
+  const auto signed_n = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(this->context_.threads)
+  for (std::int64_t p = 0; p < signed_n; ++p) {
+    const T* from = points.data + std::size_t{layout_.order[p]} * points.stride;
+    for (int k = 0; k < Dim; ++k) copy[static_cast<std::size_t>(p) * Dim + k] = from[k];
+  }
+  return copy;
+}
+
+#define SPATIALHASH_INSTANTIATE(D, T)                                                     \
+  template void CellList<D, T>::neighbor_counts(double, std::span<index_t>) const;        \
+  template void CellList<D, T>::neighbor_lists(const ListRequest&, NeighborLists&) const; \
+  template void CellList<D, T>::neighbor_rows(const ListRequest&, NeighborRows&) const;   \
+  template ResultVector<T> CellList<D, T>::sorted_copy() const;
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
+#undef SPATIALHASH_INSTANTIATE
+
+}  // namespace spatialhash::detail
