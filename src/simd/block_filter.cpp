@@ -1,5 +1,6 @@
 // The scalar block filter (see block_filter.hpp) and the run-time choice of filter.
 #include "block_filter.hpp"
+#include "kernel_choice.hpp"
 
 namespace spatialhash::detail {
 
@@ -35,16 +36,9 @@ void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::u
 
 template <int Dim>
 BlockFilterFn<Dim> best_block_filter(Simd limit) {
-#ifdef SPATIALHASH_HAVE_AVX512
-  if (limit == Simd::automatic || limit == Simd::avx512) {
-    if (simd_available(Simd::avx512)) return &block_filter_avx512<Dim>;
-  }
-#endif
-#ifdef SPATIALHASH_HAVE_AVX2
-  if (limit != Simd::scalar && simd_available(Simd::avx2)) return &block_filter_avx2<Dim>;
-#endif
-  (void)limit;
-  return &block_filter_scalar<Dim>;
+  return choose_kernel<BlockFilterFn<Dim>>(
+      limit, SPATIALHASH_AVX512_KERNEL(&block_filter_avx512<Dim>),
+      SPATIALHASH_AVX2_KERNEL(&block_filter_avx2<Dim>), &block_filter_scalar<Dim>);
 }
 
 #define SPATIALHASH_INSTANTIATE(D)                                                      \
@@ -56,28 +50,3 @@ SPATIALHASH_INSTANTIATE(3)
 #undef SPATIALHASH_INSTANTIATE
 
 }  // namespace spatialhash::detail
-
-namespace spatialhash {
-
-bool simd_available(Simd level) {
-  switch (level) {
-    case Simd::avx512:
-#ifdef SPATIALHASH_HAVE_AVX512
-      return __builtin_cpu_supports("avx512f");
-#else
-      return false;
-#endif
-    case Simd::avx2:
-#ifdef SPATIALHASH_HAVE_AVX2
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-      return false;
-#endif
-    case Simd::automatic:
-    case Simd::scalar:
-      return true;
-  }
-  return false;
-}
-
-}  // namespace spatialhash

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "../morton.hpp"
+#include "kernel_choice.hpp"
 
 namespace spatialhash::detail {
 
@@ -43,16 +44,9 @@ void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
 
 template <int Dim, class T>
 CellKeysFn<Dim, T> best_cell_keys(Simd limit) {
-#ifdef SPATIALHASH_HAVE_AVX512
-  if (limit == Simd::automatic || limit == Simd::avx512) {
-    if (simd_available(Simd::avx512)) return &cell_keys_avx512<Dim, T>;
-  }
-#endif
-#ifdef SPATIALHASH_HAVE_AVX2
-  if (limit != Simd::scalar && simd_available(Simd::avx2)) return &cell_keys_avx2<Dim, T>;
-#endif
-  (void)limit;
-  return &cell_keys_scalar<Dim, T>;
+  return choose_kernel<CellKeysFn<Dim, T>>(
+      limit, SPATIALHASH_AVX512_KERNEL(&cell_keys_avx512<Dim, T>),
+      SPATIALHASH_AVX2_KERNEL(&cell_keys_avx2<Dim, T>), &cell_keys_scalar<Dim, T>);
 }
 
 SPATIALHASH_INSTANTIATE_CELL_KEYS(cell_keys_scalar)

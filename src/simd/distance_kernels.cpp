@@ -8,6 +8,7 @@
 #endif
 
 #include "../exact.hpp"
+#include "kernel_choice.hpp"
 
 namespace spatialhash::detail {
 
@@ -29,16 +30,9 @@ void row_distances_scalar(const PointsView<Dim, T>& points, const std::array<dou
 
 template <int Dim, class T>
 RowDistancesFn<Dim, T> best_row_distances(Simd limit) {
-#ifdef SPATIALHASH_HAVE_AVX512
-  if (limit == Simd::automatic || limit == Simd::avx512) {
-    if (simd_available(Simd::avx512)) return &row_distances_avx512<Dim, T>;
-  }
-#endif
-#ifdef SPATIALHASH_HAVE_AVX2
-  if (limit != Simd::scalar && simd_available(Simd::avx2)) return &row_distances_avx2<Dim, T>;
-#endif
-  (void)limit;
-  return &row_distances_scalar<Dim, T>;
+  return choose_kernel<RowDistancesFn<Dim, T>>(
+      limit, SPATIALHASH_AVX512_KERNEL(&row_distances_avx512<Dim, T>),
+      SPATIALHASH_AVX2_KERNEL(&row_distances_avx2<Dim, T>), &row_distances_scalar<Dim, T>);
 }
 
 SPATIALHASH_INSTANTIATE_ROW_DISTANCES(row_distances_scalar)

@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "kernel_choice.hpp"
+
 namespace spatialhash::detail {
 
 bool row_sort_scalar(const index_t* from, index_t* ids, double* distances, std::size_t length) {
@@ -58,13 +60,13 @@ struct KernelRuns {
 /// AVX2 runs of 64 merged 32 at a time; without a vector kernel runs of 64 merged one entry at a
 /// time.
 KernelRuns runs_for(RowSortFn kernel) {
-#ifdef SPATIALHASH_HAVE_AVX512
-  if (kernel == &row_sort_avx512) return {kNetworkMaxAvx512, &merge_runs_avx512, kMergeUnitAvx512};
-#endif
-#ifdef SPATIALHASH_HAVE_AVX2
-  if (kernel == &row_sort_avx2) return {kRankSortMax, &merge_runs_avx2, kMergeUnitAvx2};
-#endif
-  (void)kernel;
+  // A kernel this build leaves out is null here, and `kernel` never is.
+  if (kernel == SPATIALHASH_AVX512_KERNEL(&row_sort_avx512)) {
+    return {kNetworkMaxAvx512, SPATIALHASH_AVX512_KERNEL(&merge_runs_avx512), kMergeUnitAvx512};
+  }
+  if (kernel == SPATIALHASH_AVX2_KERNEL(&row_sort_avx2)) {
+    return {kRankSortMax, SPATIALHASH_AVX2_KERNEL(&merge_runs_avx2), kMergeUnitAvx2};
+  }
   return {kRankSortMax, &merge_branch_free, 1};
 }
 
@@ -116,16 +118,8 @@ void sort_row(RowSortFn kernel, const index_t* from, index_t* ids, std::size_t l
 }
 
 RowSortFn best_row_sort(Simd limit) {
-#ifdef SPATIALHASH_HAVE_AVX512
-  if (limit == Simd::automatic || limit == Simd::avx512) {
-    if (simd_available(Simd::avx512)) return &row_sort_avx512;
-  }
-#endif
-#ifdef SPATIALHASH_HAVE_AVX2
-  if (limit != Simd::scalar && simd_available(Simd::avx2)) return &row_sort_avx2;
-#endif
-  (void)limit;
-  return &row_sort_scalar;
+  return choose_kernel<RowSortFn>(limit, SPATIALHASH_AVX512_KERNEL(&row_sort_avx512),
+                                  SPATIALHASH_AVX2_KERNEL(&row_sort_avx2), &row_sort_scalar);
 }
 
 }  // namespace spatialhash::detail
