@@ -2,7 +2,8 @@
 # Quick start, command 2: set everything up, build, and run every test:
 #   1. release build with -Wall -Wextra -Werror: C++ tests, CLI tests, Python tests, benchmark smoke
 #   2. the C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. clang-format check, and an install + find_package(spatialhash) consumer build
+#   3. a portable build without AVX2 and AVX-512 (the library and its kernel-choice tests)
+#   4. clang-format check, and an install + find_package(spatialhash) consumer build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -32,6 +33,18 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE no_sanitizer
+
+echo "== portable build (no AVX2, no AVX-512): the library, and the kernel choice at run time"
+# What a machine without x86 vector extensions builds: no AVX source compiled and none of its
+# kernels referenced (src/simd/kernel_choice.hpp). -O0: it proves the build, not the speed; the
+# scalar kernels' results are tested in the builds above (their cases capped at Simd::scalar).
+cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
+  -DSPATIALHASH_WERROR=ON -DSPATIALHASH_AVX512=OFF -DSPATIALHASH_AVX2=OFF \
+  -DSPATIALHASH_BUILD_BENCH=OFF -DSPATIALHASH_BUILD_EXAMPLES=OFF -DSPATIALHASH_BUILD_CLI=OFF \
+  -DSPATIALHASH_BUILD_PYTHON=OFF >/dev/null
+cmake --build build-portable -j "$jobs" --target test_kernel_choice test_cell_keys
+./build-portable/tests/test_kernel_choice --gtest_brief=1
+./build-portable/tests/test_cell_keys --gtest_brief=1
 
 echo "== clang-format"
 git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
