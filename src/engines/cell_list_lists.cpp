@@ -1,8 +1,7 @@
-// cell_list (cell_list.hpp): neighbor counts (half stencil, credited to both points) and neighbor
-// lists (full stencil), as CSR lists or NeighborRows, through the collectors.
+// cell_list (cell_list.hpp): neighbor counts and neighbor lists (both over the full stencil, by
+// groups of cells), the lists as CSR lists or NeighborRows, through the collectors.
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "../threads.hpp"
 #include "cell_list.hpp"
@@ -15,31 +14,28 @@ namespace spatialhash::detail {
 template <int Dim, class T>
 void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
   const Search search{band_for(radius), radius * radius};
-  const std::size_t n = layout_.size();
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = this->context_.threads;
-  std::vector<std::vector<index_t>> partial(static_cast<std::size_t>(threads));
+  const std::size_t n = layout_.size();
+  // Counts written by sorted position, in sequence, then put in the caller's order in one pass:
+  // written straight to counts[order[s]] from the search, shuffled input made the stores miss
+  // (W4 4M points, 2 threads: 0.77-0.96x the half stencil's speed, against 1.2-1.7x this way).
+  ResultVector<index_t> by_position;
+  sized_for_overwrite(by_position, n);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<index_t>& local = partial[static_cast<std::size_t>(thread_id())];
-    local.assign(n, 0);
     CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      search_block(b, Stencil::half, Ids::sorted_position, search, work,
-                   [&](std::uint32_t s, const std::uint32_t* positions, std::uint32_t count) {
-                     local[s] += count;
-                     for (std::uint32_t k = 0; k < count; ++k) ++local[positions[k]];
+      search_block(b, Stencil::full, Ids::none, search, work,
+                   [&](std::uint32_t s, const std::uint32_t*, std::uint32_t count) {
+                     by_position[s] = count;
                    });
     }
   }
   const auto signed_n = static_cast<std::int64_t>(n);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t s = 0; s < signed_n; ++s) {
-    index_t total = 0;
-    for (const auto& local : partial) total += local[s];
-    counts[layout_.order[s]] = total;
-  }
+  for (std::int64_t s = 0; s < signed_n; ++s) counts[layout_.order[s]] = by_position[s];
 }
 
 template <int Dim, class T>
