@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../threads.hpp"
+#include "../growable_buffer.hpp"
 #include "cell_list.hpp"
 #include "collect_rows.hpp"
 #include "collect_rows_in_place.hpp"
