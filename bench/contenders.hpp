@@ -10,13 +10,14 @@
 
 namespace bench {
 
-/// One spatialhash engine through the public API: spatialhash::Index with
-/// Options{.engine = engine, .threads = threads}; list operations (rebuild_lists, step_lists,
+/// One spatialhash engine through the public API: spatialhash::Index with `options` (its
+/// engine, its cell subdivision) and `threads` threads; list operations (rebuild_lists, step_lists,
 /// rebuild_rows, step_rows, ball, ball_rows) pass `list_options`. Ball queries go to
 /// Index::cross (ball) or Index::cross_rows (ball_rows) all at once.
 template <int Dim, class T>
-Measurement run_ours(spatialhash::Engine engine, const spatialhash::ListOptions& list_options,
-                     const Problem<Dim, T>& problem, Op op, int threads, const RepPolicy& policy);
+Measurement run_ours(const spatialhash::Options& options,
+                     const spatialhash::ListOptions& list_options, const Problem<Dim, T>& problem,
+                     Op op, int threads, const RepPolicy& policy);
 
 /// nanoflann's KDTreeSingleIndexAdaptor (single-threaded build, leaves of `leaf_size` points),
 /// searched with a result set that keeps d2 <= r*r (nanoflann's own RadiusResultSet keeps only

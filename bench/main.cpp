@@ -54,7 +54,9 @@ struct Settings {
 struct Contender {
   std::string name;
   bool ours = true;
-  spatialhash::Engine engine = spatialhash::Engine::automatic;
+  /// Index options (the thread count is set per run): the contender "half_cells" is cell_list
+  /// with Options::cell_subdivision = 2 (cells of edge r/2, a 5^Dim stencil).
+  spatialhash::Options options;
   /// Options of its list operations: the contenders "low_memory" and "sorted_lists" are cell_list
   /// with ListOptions::low_memory (counting first) and ListOptions::sorted (rows sorted by index).
   spatialhash::ListOptions list_options;
@@ -70,17 +72,20 @@ Contender contender_named(const std::string& name) {
   if (name == "nanoflann") {
     c.ours = false;
   } else if (name == "low_memory") {
-    c.engine = spatialhash::Engine::cell_list;
+    c.options.engine = spatialhash::Engine::cell_list;
     c.list_options.low_memory = true;
   } else if (name == "sorted_lists") {
-    c.engine = spatialhash::Engine::cell_list;
+    c.options.engine = spatialhash::Engine::cell_list;
     c.list_options.sorted = true;
+  } else if (name == "half_cells") {
+    c.options.engine = spatialhash::Engine::cell_list;
+    c.options.cell_subdivision = 2;
   } else {
     try {
-      c.engine = spatialhash::parse_engine(name);
+      c.options.engine = spatialhash::parse_engine(name);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string(e.what()) +
-                                  ", or nanoflann, low_memory or sorted_lists");
+                                  ", or nanoflann, low_memory, sorted_lists or half_cells");
     }
   }
   return c;
@@ -95,6 +100,7 @@ std::vector<Contender> select_contenders(const Settings& s) {
       }
       names.emplace_back("low_memory");
       names.emplace_back("sorted_lists");
+      names.emplace_back("half_cells");
       names.emplace_back("nanoflann");
     } else {
       names.push_back(e);
@@ -253,8 +259,9 @@ class Harness {
           }
           const std::function<Measurement()> body = [&] {
             warm_up_threads(threads);
-            return c.ours ? run_ours<Dim, T>(c.engine, c.list_options, problem, op, threads, policy)
-                          : run_nanoflann<Dim, T>(problem, op, threads, policy, s_.nanoflann_leaf);
+            return c.ours
+                       ? run_ours<Dim, T>(c.options, c.list_options, problem, op, threads, policy)
+                       : run_nanoflann<Dim, T>(problem, op, threads, policy, s_.nanoflann_leaf);
           };
           if (!s_.no_warm_memory) warm_up_memory(warm_memory_bytes(problem.size()));
           Outcome outcome = run_contender(body, !s_.no_fork, s_.timeout_s);
@@ -316,8 +323,9 @@ int main(int argc, char** argv) {
   app.add_option(
          "--engines", s.engines,
          "all, or a list of: cell_list dense_grid hashed_grid cell_hash sorted_index "
-         "multimap brute_force automatic nanoflann low_memory sorted_lists (cell_list's lists with "
-         "ListOptions::low_memory, or with ListOptions::sorted)")
+         "multimap brute_force automatic nanoflann low_memory sorted_lists half_cells (cell_list's "
+         "lists with ListOptions::low_memory, or with ListOptions::sorted; cell_list with "
+         "Options::cell_subdivision = 2)")
       ->delimiter(',');
   app.add_option("--ops", s.ops,
                  "all, or a list of: build rebuild_lists step_lists rebuild_rows step_rows "

@@ -28,10 +28,12 @@ std::vector<double> time_lists(bool refill, const Problem<Dim, T>& problem,
 }
 
 template <int Dim, class T>
-Measurement run_ours(spatialhash::Engine engine, const spatialhash::ListOptions& list_options,
-                     const Problem<Dim, T>& problem, Op op, int threads, const RepPolicy& policy) {
+Measurement run_ours(const spatialhash::Options& index_options,
+                     const spatialhash::ListOptions& list_options, const Problem<Dim, T>& problem,
+                     Op op, int threads, const RepPolicy& policy) {
   using Index = spatialhash::Index<Dim, T>;
-  const spatialhash::Options options{.engine = engine, .threads = threads};
+  spatialhash::Options options = index_options;
+  options.threads = threads;
   Measurement m;
   switch (op) {
     case Op::build: {
@@ -116,9 +118,10 @@ Measurement run_ours(spatialhash::Engine engine, const spatialhash::ListOptions&
   return m;
 }
 
-#define BENCH_INSTANTIATE(D, T)                                                             \
-  template Measurement run_ours<D, T>(spatialhash::Engine, const spatialhash::ListOptions&, \
-                                      const Problem<D, T>&, Op, int, const RepPolicy&);
+#define BENCH_INSTANTIATE(D, T)                                                                  \
+  template Measurement run_ours<D, T>(const spatialhash::Options&,                               \
+                                      const spatialhash::ListOptions&, const Problem<D, T>&, Op, \
+                                      int, const RepPolicy&);
 BENCH_INSTANTIATE(2, float)
 BENCH_INSTANTIATE(2, double)
 BENCH_INSTANTIATE(3, float)
