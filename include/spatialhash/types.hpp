@@ -69,8 +69,9 @@ struct Options {
   int threads = 0;
   /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
   /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default (1). Cells of
-  /// edge r / 2 test fewer candidates, but each cell's 5^Dim stencil is looked up and gathered
-  /// on its own: 3-20x slower neighbor lists on every benchmark workload (docs/benchmarks.md).
+  /// edge r / 2 test fewer candidates, but each cell's 5^Dim stencil is looked up, sorted and
+  /// gathered on its own: 1.1-12x slower neighbor lists and 3-28x slower counts on every
+  /// benchmark workload (the benchmark's half_cells contender; docs/benchmarks.md).
   int cell_subdivision = 0;
   /// cell_list only: the instruction set of its distance tests.
   Simd simd = Simd::automatic;
