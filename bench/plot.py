@@ -29,8 +29,14 @@ OP_TITLES = {"build": "build", "rebuild_lists": "rebuild + full lists",
 
 
 def engine_colors(engines):
-    cmap = plt.get_cmap("tab10")
-    return {e: cmap(i % 10) for i, e in enumerate(engines)}
+    """A distinct colour per engine: black for nanoflann, the outside peer; ours take tab10's
+    ten, then Dark2's eight (tab10 alone gave an eleventh contender the first one's colour)."""
+    palette = ([plt.get_cmap("tab10")(i) for i in range(10)]
+               + [plt.get_cmap("Dark2")(i) for i in range(8)])
+    ours = [e for e in engines if e != "nanoflann"]
+    colors = {e: palette[i % len(palette)] for i, e in enumerate(ours)}
+    colors["nanoflann"] = "black"
+    return colors
 
 
 def ok_rows(results, op, order):
