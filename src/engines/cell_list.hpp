@@ -201,7 +201,9 @@ class CellList final : public EngineBase<Dim, T> {
   /// point's count is written once, by sorted position, then put in the caller's order. It tests
   /// twice the candidates of a half stencil, but needs no crediting of both points and no count
   /// array per thread (memory and a merge that grew with the threads): as fast or faster than the
-  /// half stencil on every workload, 1.1-2x on 2D and small sets (docs/benchmarks.md).
+  /// half stencil on every workload, 1.1-2x on 2D and small sets. Cells of edge r/2 have no
+  /// groups and search their full 125-cell stencil cell by cell: 1.1-1.6x slower than the half
+  /// stencil there, in a mode 3-28x slower than the default anyway (docs/benchmarks.md).
   void neighbor_counts(double radius, std::span<index_t> counts) const override;
 
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override;
