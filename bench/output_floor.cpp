@@ -1,12 +1,17 @@
 // How far rebuild + neighbor lists is from the memory floor. The floor is what any engine must do
 // to hand over new lists: allocate the CSR arrays (offsets and indices, the sizes of the real
 // result) in fresh memory, as the library does (huge pages advised), and write every entry once on
-// the same threads. Four things are timed in turn, round after round: the floor; the floor with
-// the indices written first into a fresh buffer and then copied into place, the memory traffic of
-// the default engine's design (per-thread buffers, then placement); the engine's index build
-// alone; and build + neighbor_lists() into fresh lists (the benchmark's rebuild_lists). Prints
-// the median and fastest of each and the lists' ratio to the floor. Exits 1 when two repetitions
-// of the lists disagree on their size.
+// the same threads. Seven things are timed in turn, round after round, so that all of them see
+// the same moods of a shared machine: the floor; the floor with the indices written first into a
+// fresh buffer and then copied into place, the memory traffic of the default engine's design
+// (per-thread buffers, then placement); the engine's index build alone; the count search alone
+// (neighbor_counts() on an index built outside the timing: the search's arithmetic, nothing
+// written per neighbor); build + neighbor_lists() into fresh lists (the benchmark's
+// rebuild_lists); build + neighbor_lists() refilling the last repetition's lists (step_lists: no
+// fresh pages); and build + neighbor_rows() into fresh rows (rebuild_rows: each row written once,
+// where the search put it). Prints the median and fastest of each, the lists' ratio to the floor,
+// and what the differences of medians put on each part of a fresh list. Exits 1 when two
+// repetitions, or the lists, the rows and the counts, disagree on the number of entries.
 //
 //   output_floor [workload] [points] [threads] [repeats]   (defaults W1 1M 0 9; threads 0: all
 //                                                           cores; workloads and sizes as
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -99,59 +105,111 @@ double time_floor(std::size_t rows, std::size_t entries, int threads, bool throu
   return ms;
 }
 
+/// The number of entries of a list of counts (a neighbor_counts() result, or NeighborRows::count).
+template <class Counts>
+std::size_t total_of(const Counts& counts) {
+  return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+}
+
+/// Prints one timed line: its name, median and fastest.
+void print_line(const char* name, const Summary& s) {
+  std::printf("  %-44s %7.2f ms %7.2f ms\n", name, s.median, s.fastest);
+}
+
 template <int Dim>
 int run(const bench::Workload& workload, int threads, int repeats) {
+  using Index = spatialhash::Index<Dim, float>;
   const std::vector<float> coords(workload.coords.begin(), workload.coords.end());
   const spatialhash::Options options{.threads = threads};
   const std::size_t n = workload.size();
-  const auto lists_once = [&](spatialhash::NeighborLists& kept) {
+  const auto build_index = [&] {
+    return Index(std::span<const float>(coords), workload.radius, options);
+  };
+  // Build + lists into `kept`: fresh lists (the previous ones freed before the clock starts), or
+  // with `refill` the previous repetition's lists filled again in place.
+  const auto lists_once = [&](spatialhash::NeighborLists& kept, bool refill) {
+    if (!refill) kept = {};
+    const auto start = Clock::now();
+    const Index index = build_index();
+    index.neighbor_lists(kept);
+    return ms_since(start);
+  };
+  const auto rows_once = [&](spatialhash::NeighborRows& kept) {
     kept = {};
     const auto start = Clock::now();
-    const spatialhash::Index<Dim, float> index(std::span<const float>(coords), workload.radius,
-                                               options);
-    spatialhash::NeighborLists lists = index.neighbor_lists();
+    const Index index = build_index();
+    spatialhash::NeighborRows rows = index.neighbor_rows();
     const double ms = ms_since(start);
-    kept = std::move(lists);
+    kept = std::move(rows);
     return ms;
   };
-  spatialhash::NeighborLists kept_lists, kept_floor;
-  lists_once(kept_lists);  // warm-up: threads started, sizes known
+  const Index counted = build_index();
+  const auto counts_once = [&](std::vector<spatialhash::index_t>& kept) {
+    kept = {};
+    const auto start = Clock::now();
+    std::vector<spatialhash::index_t> counts = counted.neighbor_counts();
+    const double ms = ms_since(start);
+    kept = std::move(counts);
+    return ms;
+  };
+  spatialhash::NeighborLists kept_lists, kept_refilled, kept_floor;
+  spatialhash::NeighborRows kept_rows;
+  std::vector<spatialhash::index_t> kept_counts;
+  lists_once(kept_lists, false);  // warm-up: threads started, sizes known
+  lists_once(kept_refilled, false);
   const std::size_t entries = kept_lists.indices.size();
-  std::vector<double> floor_ms, twice_ms, build_ms, lists_ms;
+  std::vector<double> floor_ms, twice_ms, build_ms, counts_ms, lists_ms, refill_ms, rows_ms;
   for (int r = 0; r < repeats; ++r) {
     floor_ms.push_back(time_floor(n, entries, threads, false, kept_floor));
     twice_ms.push_back(time_floor(n, entries, threads, true, kept_floor));
     const auto start = Clock::now();
     {
-      const spatialhash::Index<Dim, float> index(std::span<const float>(coords), workload.radius,
-                                                 options);
+      const Index index = build_index();
       build_ms.push_back(ms_since(start));
     }
-    lists_ms.push_back(lists_once(kept_lists));
-    if (kept_lists.indices.size() != entries) {
-      std::fprintf(stderr, "output_floor: repetition %d found %zu entries, the first %zu\n", r,
-                   kept_lists.indices.size(), entries);
+    counts_ms.push_back(counts_once(kept_counts));
+    lists_ms.push_back(lists_once(kept_lists, false));
+    refill_ms.push_back(lists_once(kept_refilled, true));
+    rows_ms.push_back(rows_once(kept_rows));
+    const std::size_t found[] = {kept_lists.indices.size(), kept_refilled.indices.size(),
+                                 total_of(kept_rows.count), total_of(kept_counts)};
+    const char* names[] = {"fresh lists", "refilled lists", "rows", "counts"};
+    for (int k = 0; k < 4; ++k) {
+      if (found[k] == entries) continue;
+      std::fprintf(stderr,
+                   "output_floor: repetition %d: the %s hold %zu entries, the first lists %zu\n", r,
+                   names[k], found[k], entries);
       return 1;
     }
   }
   const Summary floor = summarize(floor_ms), twice = summarize(twice_ms),
-                build = summarize(build_ms), lists = summarize(lists_ms);
+                build = summarize(build_ms), counts = summarize(counts_ms),
+                lists = summarize(lists_ms), refill = summarize(refill_ms),
+                rows = summarize(rows_ms);
   std::printf(
       "output_floor: %s, %zu points, %d threads, %d repetitions; lists: %zu entries (%.1f MB"
       " of indices, %.1f MB of offsets)\n",
       workload.key.c_str(), n, threads, repeats, entries, entries * 4.0 / 1e6, (n + 1) * 8.0 / 1e6);
-  std::printf("  %-36s %10s %10s\n", "", "median", "fastest");
-  std::printf("  %-36s %7.2f ms %7.2f ms\n", "floor: fresh CSR arrays written once", floor.median,
-              floor.fastest);
-  std::printf("  %-36s %7.2f ms %7.2f ms\n", "the same through a fresh buffer", twice.median,
-              twice.fastest);
-  std::printf("  %-36s %7.2f ms %7.2f ms\n", "index build", build.median, build.fastest);
-  std::printf("  %-36s %7.2f ms %7.2f ms\n", "index build + neighbor_lists()", lists.median,
-              lists.fastest);
-  std::printf("  %-36s %7.2fx    %7.2fx\n", "lists / floor", lists.median / floor.median,
+  std::printf("  %-44s %10s %10s\n", "", "median", "fastest");
+  print_line("floor: fresh CSR arrays written once", floor);
+  print_line("the same through a fresh buffer", twice);
+  print_line("index build", build);
+  print_line("count search (index built outside)", counts);
+  print_line("index build + neighbor_lists()", lists);
+  print_line("index build + neighbor_lists() refilled", refill);
+  print_line("index build + neighbor_rows()", rows);
+  std::printf("  %-44s %7.2fx    %7.2fx\n", "lists / floor", lists.median / floor.median,
               lists.fastest / floor.fastest);
-  std::printf("  %-36s %7.2f ms\n", "lists - build - floor (medians)",
+  // What the differences of medians put on each part of a fresh list (each an estimate: the
+  // parts overlap, and the medians come from different repetitions).
+  std::printf("  parts of a fresh list (differences of medians):\n");
+  std::printf("  %-44s %7.2f ms\n", "build + count search + floor through a buffer",
+              build.median + counts.median + twice.median);
+  std::printf("  %-44s %7.2f ms\n", "lists - build - floor",
               lists.median - build.median - floor.median);
+  std::printf("  %-44s %7.2f ms\n", "fresh pages (lists - refilled lists)",
+              lists.median - refill.median);
+  std::printf("  %-44s %7.2f ms\n", "CSR order (lists - rows)", lists.median - rows.median);
   return 0;
 }
 
