@@ -322,28 +322,23 @@ int run(const bench::Workload& workload, int threads, int repeats) {
 
 int main(int argc, char** argv) {
   try {
-    const std::string key = argc > 1 ? argv[1] : "W1";
-    const std::size_t n = argc > 2 ? bench::parse_count(argv[2]) : 1000000;
-    int threads = argc > 3 ? std::stoi(argv[3]) : 0;
-    const int repeats = argc > 4 ? std::stoi(argv[4]) : 9;
-    if (n < 2 || n > (std::size_t{1} << 30) || threads < 0 || threads > 4096 || repeats < 1 ||
-        repeats > 10000) {
-      std::fprintf(stderr,
-                   "usage: column_counts [W1|W2|W3|W5] [points: 2 ..= 2^30] [threads: 0 ..= "
-                   "4096] [repeats: 1 ..= 10000]\n");
-      return 2;
-    }
+    const bench::SideBySideArgs args = bench::parse_side_by_side_args(argc, argv);
     if (!has_avx512()) {
       std::printf("column_counts: no AVX-512 (F, BW, VL, DQ) on this processor; skipped\n");
       return 77;
     }
-    if (threads == 0) threads = omp_get_num_procs();
-    bench::Workload workload = bench::make_workload(key, n, 1);
-    if (workload.dim != 3) throw std::invalid_argument("workload " + key + " is not 3D");
+    const int threads = args.threads == 0 ? omp_get_num_procs() : args.threads;
+    bench::Workload workload = bench::make_workload(args.workload, args.points, 1);
+    if (workload.dim != 3) {
+      throw std::invalid_argument("workload " + args.workload + " is not 3D");
+    }
     bench::apply_order(workload, bench::Order::shuffled, 1);
-    return run(workload, threads, repeats);
+    return run(workload, threads, args.repeats);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "column_counts: %s\n", e.what());
+    std::fprintf(stderr,
+                 "column_counts: %s\nusage: column_counts [W1|W2|W3|W5] [points: 2 ..= 2^30] "
+                 "[threads: 0 ..= 4096] [repeats: 1 ..= 10000]\n",
+                 e.what());
     return 2;
   }
 }

@@ -20,7 +20,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -49,17 +48,6 @@ double ms_since(Clock::time_point start) {
 struct Summary {
   double median = 0, fastest = 0;
 };
-
-/// The integer argument `text` (named `what` in the error).
-long long parse_integer(const char* text, const char* what) {
-  const std::string s(text);
-  long long value = 0;
-  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (error != std::errc() || end != s.data() + s.size()) {
-    throw std::invalid_argument(std::string(what) + " must be an integer, got '" + s + "'");
-  }
-  return value;
-}
 
 Summary summarize(const std::vector<double>& ms) {
   return {bench::median(ms), *std::min_element(ms.begin(), ms.end())};
@@ -217,27 +205,18 @@ int run(const bench::Workload& workload, int threads, int repeats) {
 
 int main(int argc, char** argv) {
   try {
-    const std::string key = argc > 1 ? argv[1] : "W1";
     // Sizes as spatialhash_bench takes them (10k, 1M, 250000).
-    const std::size_t n = argc > 2 ? bench::parse_count(argv[2]) : 1000000;
-    long long threads = argc > 3 ? parse_integer(argv[3], "threads") : 0;
-    const long long repeats = argc > 4 ? parse_integer(argv[4], "repeats") : 9;
-    if (n < 2 || n > (std::size_t{1} << 30) || threads < 0 || threads > 4096 || repeats < 1 ||
-        repeats > 10000) {
-      std::fprintf(stderr,
-                   "usage: output_floor [workload] [points: 2 ..= 2^30] [threads: 0 ..= 4096] "
-                   "[repeats: 1 ..= 10000]\n");
-      return 2;
-    }
-    if (threads == 0) threads = omp_get_num_procs();
-    bench::Workload workload = bench::make_workload(key, n, 1);
+    const bench::SideBySideArgs args = bench::parse_side_by_side_args(argc, argv);
+    const int threads = args.threads == 0 ? omp_get_num_procs() : args.threads;
+    bench::Workload workload = bench::make_workload(args.workload, args.points, 1);
     bench::apply_order(workload, bench::Order::shuffled, 1);
-    const auto thread_count = static_cast<int>(threads);
-    const auto repeat_count = static_cast<int>(repeats);
-    return workload.dim == 2 ? run<2>(workload, thread_count, repeat_count)
-                             : run<3>(workload, thread_count, repeat_count);
+    return workload.dim == 2 ? run<2>(workload, threads, args.repeats)
+                             : run<3>(workload, threads, args.repeats);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "output_floor: %s\n", e.what());
+    std::fprintf(stderr,
+                 "output_floor: %s\nusage: output_floor [workload] [points: 2 ..= 2^30] "
+                 "[threads: 0 ..= 4096] [repeats: 1 ..= 10000]\n",
+                 e.what());
     return 2;
   }
 }

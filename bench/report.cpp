@@ -2,9 +2,11 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 namespace bench {
@@ -75,6 +77,39 @@ std::size_t parse_count(const std::string& text) {
     throw std::invalid_argument("size '" + text + "' out of range [1, 4e9]");
   }
   return static_cast<std::size_t>(std::llround(value));
+}
+
+namespace {
+
+/// The integer argument `text`, within [low, high] (named `what` in the error).
+int parse_bounded(const std::string& text, const char* what, int low, int high) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw std::invalid_argument(std::string(what) + " must be an integer, got '" + text + "'");
+  }
+  if (value < low || value > high) {
+    throw std::invalid_argument(std::string(what) + " must be in " + std::to_string(low) +
+                                " ..= " + std::to_string(high) + ", got " + text);
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+SideBySideArgs parse_side_by_side_args(int argc, char** argv) {
+  SideBySideArgs args;
+  if (argc > 1) args.workload = argv[1];
+  if (argc > 2) {
+    args.points = parse_count(argv[2]);
+    if (args.points < 2 || args.points > (std::size_t{1} << 30)) {
+      throw std::invalid_argument("points must be in 2 ..= 2^30, got " + std::string(argv[2]));
+    }
+  }
+  if (argc > 3) args.threads = parse_bounded(argv[3], "threads", 0, 4096);
+  if (argc > 4) args.repeats = parse_bounded(argv[4], "repeats", 1, 10000);
+  if (argc > 5) throw std::invalid_argument("at most four arguments");
+  return args;
 }
 
 double median(std::vector<double> values) {

@@ -80,6 +80,18 @@ std::string format_count(std::size_t n);
 /// Parses "10k", "1M", "4000000"; throws std::invalid_argument.
 std::size_t parse_count(const std::string& text);
 
+/// The arguments of the tools that time several things side by side on one workload
+/// (output_floor, column_counts): [workload] [points] [threads] [repeats], each optional.
+struct SideBySideArgs {
+  std::string workload = "W1";
+  std::size_t points = 1000000;
+  int threads = 0;  ///< 0: all cores
+  int repeats = 9;
+};
+/// Parses them; throws std::invalid_argument naming the one that is not a number or out of range
+/// (points 2 ..= 2^30, threads 0 ..= 4096, repeats 1 ..= 10000).
+SideBySideArgs parse_side_by_side_args(int argc, char** argv);
+
 /// Median of the repetitions (0 for none).
 double median(std::vector<double> values);
 
