@@ -167,6 +167,26 @@ __mmask16 live_lanes(std::uint32_t j, std::uint32_t stop) {
   return static_cast<__mmask16>(stop - j >= 16 ? 0xFFFFu : (1u << (stop - j)) - 1u);
 }
 
+/// Calls visit(j, live) for each candidate vector of the block's runs: positions j .. j + 15, of
+/// which the lanes in `live` lie within the run.
+template <class Visit>
+void for_each_vector(const Block& block, Visit&& visit) {
+  for (int t = 0; t < block.runs; ++t) {
+    const std::uint32_t stop = block.run_end[static_cast<std::size_t>(t)];
+    for (std::uint32_t j = block.run_begin[static_cast<std::size_t>(t)]; j < stop; j += 16) {
+      visit(j, live_lanes(j, stop));
+    }
+  }
+}
+
+/// Squared distances, in float, between 16 candidates and one query (broadcast).
+__m512 distance_squared(__m512 vx, __m512 vy, __m512 vz, __m512 qx, __m512 qy, __m512 qz) {
+  const __m512 dx = _mm512_sub_ps(vx, qx);
+  const __m512 dy = _mm512_sub_ps(vy, qy);
+  const __m512 dz = _mm512_sub_ps(vz, qz);
+  return _mm512_fmadd_ps(dz, dz, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dx, dx)));
+}
+
 /// Entries of a chunk of the shared row array, as the library claims them.
 constexpr std::size_t kChunk = std::size_t{1} << 16;
 
@@ -198,29 +218,21 @@ Totals count_columns(const Layout& layout, Band band, int threads,
         // Band candidates are rare: one count for the whole block, a bound for each of its queries,
         // keeps the registers free (a count per query made GCC spill the counters).
         std::uint32_t in[4] = {}, unsure = 0;
-        for (int t = 0; t < block.runs; ++t) {
-          const std::uint32_t stop = block.run_end[static_cast<std::size_t>(t)];
-          for (std::uint32_t j = block.run_begin[static_cast<std::size_t>(t)]; j < stop; j += 16) {
-            const __mmask16 live = live_lanes(j, stop);
-            const __m512 vx = _mm512_maskz_loadu_ps(live, xs + j);
-            const __m512 vy = _mm512_maskz_loadu_ps(live, ys + j);
-            const __m512 vz = _mm512_maskz_loadu_ps(live, zs + j);
+        for_each_vector(block, [&](std::uint32_t j, __mmask16 live) {
+          const __m512 vx = _mm512_maskz_loadu_ps(live, xs + j);
+          const __m512 vy = _mm512_maskz_loadu_ps(live, ys + j);
+          const __m512 vz = _mm512_maskz_loadu_ps(live, zs + j);
 #pragma GCC unroll 4
-            for (int q = 0; q < 4; ++q) {
-              const __m512 dx = _mm512_sub_ps(vx, qx[q]);
-              const __m512 dy = _mm512_sub_ps(vy, qy[q]);
-              const __m512 dz = _mm512_sub_ps(vz, qz[q]);
-              const __m512 d2 =
-                  _mm512_fmadd_ps(dz, dz, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dx, dx)));
-              const __mmask16 near = _mm512_mask_cmp_ps_mask(live, d2, above, _CMP_LE_OQ);
-              const __mmask16 sure = _mm512_mask_cmp_ps_mask(near, d2, below, _CMP_LE_OQ);
-              in[q] += static_cast<std::uint32_t>(__builtin_popcount(sure));
-              if (near != sure) [[unlikely]] {
-                unsure += static_cast<std::uint32_t>(__builtin_popcount(near & ~sure));
-              }
+          for (int q = 0; q < 4; ++q) {
+            const __m512 d2 = distance_squared(vx, vy, vz, qx[q], qy[q], qz[q]);
+            const __mmask16 near = _mm512_mask_cmp_ps_mask(live, d2, above, _CMP_LE_OQ);
+            const __mmask16 sure = _mm512_mask_cmp_ps_mask(near, d2, below, _CMP_LE_OQ);
+            in[q] += static_cast<std::uint32_t>(__builtin_popcount(sure));
+            if (near != sure) [[unlikely]] {
+              unsure += static_cast<std::uint32_t>(__builtin_popcount(near & ~sure));
             }
           }
-        }
+        });
         std::uint64_t found = 0;
         for (int q = 0; q < block.count; ++q) {
           const std::uint32_t caller = layout.id[block.first + static_cast<std::uint32_t>(q)];
@@ -338,42 +350,33 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
         // Row cursors, each advanced by its stores (the row of query q starts at q * stride).
         std::uint32_t* cursor[4];
         for (int q = 0; q < 4; ++q) cursor[q] = scratch + static_cast<std::size_t>(q) * stride;
-        for (int t = 0; t < block.runs; ++t) {
-          const std::uint32_t stop = block.run_end[static_cast<std::size_t>(t)];
-          for (std::uint32_t j = block.run_begin[static_cast<std::size_t>(t)]; j < stop; j += 16) {
-            const __mmask16 live = live_lanes(j, stop);
-            const __m512 vx = _mm512_maskz_loadu_ps(live, x + j);
-            const __m512 vy = _mm512_maskz_loadu_ps(live, y + j);
-            const __m512 vz = _mm512_maskz_loadu_ps(live, z + j);
-            const __m512i vid = _mm512_maskz_loadu_epi32(live, id + j);
+        for_each_vector(block, [&](std::uint32_t j, __mmask16 live) {
+          const __m512 vx = _mm512_maskz_loadu_ps(live, x + j);
+          const __m512 vy = _mm512_maskz_loadu_ps(live, y + j);
+          const __m512 vz = _mm512_maskz_loadu_ps(live, z + j);
+          const __m512i vid = _mm512_maskz_loadu_epi32(live, id + j);
 #pragma GCC unroll 4
-            for (int q = 0; q < 4; ++q) {
-              const __m512 dx = _mm512_sub_ps(vx, qx[q]);
-              const __m512 dy = _mm512_sub_ps(vy, qy[q]);
-              const __m512 dz = _mm512_sub_ps(vz, qz[q]);
-              const __m512 d2 =
-                  _mm512_fmadd_ps(dz, dz, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dx, dx)));
-              // Itself: lane self - j when it lies in this vector (unsigned wrap otherwise).
-              const std::uint32_t lane = self[q] - j;
-              const auto others = static_cast<__mmask16>(lane < 16 ? ~(1u << lane) : 0xFFFFu);
-              const __mmask16 near =
-                  _mm512_mask_cmp_ps_mask(live & others, d2, above_r2, _CMP_LE_OQ);
-              const __mmask16 sure = _mm512_mask_cmp_ps_mask(near, d2, below_r2, _CMP_LE_OQ);
-              _mm512_storeu_si512(cursor[q], _mm512_maskz_compress_epi32(sure, vid));
-              cursor[q] += __builtin_popcount(sure);
-              if (near != sure) [[unlikely]] {
-                // Decided in double, on the float coordinates as given.
-                for (unsigned bits = near & ~sure; bits != 0; bits &= bits - 1) {
-                  const std::uint32_t c = j + static_cast<std::uint32_t>(__builtin_ctz(bits));
-                  const std::uint32_t s = self[q];
-                  const double ex = double(x[c]) - double(x[s]), ey = double(y[c]) - double(y[s]),
-                               ez = double(z[c]) - double(z[s]);
-                  if (ex * ex + ey * ey + ez * ez <= r2) *cursor[q]++ = id[c];
-                }
+          for (int q = 0; q < 4; ++q) {
+            const __m512 d2 = distance_squared(vx, vy, vz, qx[q], qy[q], qz[q]);
+            // Itself: lane self - j when it lies in this vector (unsigned wrap otherwise).
+            const std::uint32_t lane = self[q] - j;
+            const auto others = static_cast<__mmask16>(lane < 16 ? ~(1u << lane) : 0xFFFFu);
+            const __mmask16 near = _mm512_mask_cmp_ps_mask(live & others, d2, above_r2, _CMP_LE_OQ);
+            const __mmask16 sure = _mm512_mask_cmp_ps_mask(near, d2, below_r2, _CMP_LE_OQ);
+            _mm512_storeu_si512(cursor[q], _mm512_maskz_compress_epi32(sure, vid));
+            cursor[q] += __builtin_popcount(sure);
+            if (near != sure) [[unlikely]] {
+              // Decided in double, on the float coordinates as given.
+              for (unsigned bits = near & ~sure; bits != 0; bits &= bits - 1) {
+                const std::uint32_t c = j + static_cast<std::uint32_t>(__builtin_ctz(bits));
+                const std::uint32_t s = self[q];
+                const double ex = double(x[c]) - double(x[s]), ey = double(y[c]) - double(y[s]),
+                             ez = double(z[c]) - double(z[s]);
+                if (ex * ex + ey * ey + ez * ez <= r2) *cursor[q]++ = id[c];
               }
             }
           }
-        }
+        });
         flush(local);  // the last block's rows, long stored
         for (int q = 0; q < block.count; ++q) {
           std::uint32_t* const row = scratch + static_cast<std::size_t>(q) * stride;
