@@ -199,6 +199,11 @@ Totals count_columns(const Layout& layout, Band band, int threads,
   const float* const ys = layout.y.data();
   const float* const zs = layout.z.data();
   const __m512 below = _mm512_set1_ps(band.below), above = _mm512_set1_ps(band.above);
+  // Counts written by sorted position, then put in the caller's order by a pass of their own, as
+  // the library's are (scattered stores inside the search slow it down).
+  const std::size_t n = layout.x.size();
+  spatialhash::ResultVector<std::uint32_t> by_position;
+  spatialhash::detail::sized_for_overwrite(by_position, n);
   // Each thread's sums, a cache line apart.
   struct alignas(64) Sums {
     std::uint64_t below = 0, in_band = 0;
@@ -235,10 +240,10 @@ Totals count_columns(const Layout& layout, Band band, int threads,
         });
         std::uint64_t found = 0;
         for (int q = 0; q < block.count; ++q) {
-          const std::uint32_t caller = layout.id[block.first + static_cast<std::uint32_t>(q)];
-          counts[caller] = in[q] - 1;  // itself, at distance 0
+          const std::uint32_t s = block.first + static_cast<std::uint32_t>(q);
+          by_position[s] = in[q] - 1;  // itself, at distance 0
           if (unsure > 0) [[unlikely]] {
-            banded[caller] = unsure;  // zero otherwise (the caller clears it)
+            banded[layout.id[s]] = unsure;  // zero otherwise (the caller clears it)
           }
           found += in[q] - 1;
         }
@@ -247,6 +252,11 @@ Totals count_columns(const Layout& layout, Band band, int threads,
         mine.in_band += unsure;
       },
       [] {});
+  const auto positions = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t p = 0; p < positions; ++p) {
+    counts[layout.id[static_cast<std::size_t>(p)]] = by_position[static_cast<std::size_t>(p)];
+  }
   Totals totals;
   for (const Sums& part : sums) {
     totals.below += part.below;
@@ -261,6 +271,13 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
   using spatialhash::detail::sized_for_overwrite;
   sized_for_overwrite(rows.start, n);
   sized_for_overwrite(rows.count, n);
+  // Where each sorted position's row went, written in sorted order by the search and put in the
+  // caller's order by a pass of its own (scattered stores inside the search slow it down; the
+  // library does the same, collect_rows_unordered.hpp).
+  spatialhash::ResultVector<std::size_t> slot_start;
+  spatialhash::ResultVector<std::uint32_t> slot_count;
+  sized_for_overwrite(slot_start, n);  // every entry written by the search
+  sized_for_overwrite(slot_count, n);
   sized_for_overwrite(rows.indices, capacity);
   rows.distances.clear();
   const float* const xs = layout.x.data();
@@ -279,9 +296,9 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
     std::size_t at = 0, end = 0;
     std::vector<std::uint32_t> scratch[2];
     int half = 0;
-    // The last block's rows, waiting in scratch[1 - half]: their callers and lengths.
+    // The last block's rows, waiting in scratch[1 - half]: their sorted positions and lengths.
     int pending = 0;
-    std::uint32_t caller[4] = {}, length[4] = {};
+    std::uint32_t slot[4] = {}, length[4] = {};
     std::size_t stride = 0;
   };
   std::vector<Local> locals(static_cast<std::size_t>(threads));
@@ -311,8 +328,8 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
       for (std::uint32_t k = 0; k < count; k += 16) {
         _mm512_storeu_si512(target + k, _mm512_loadu_si512(row + k));
       }
-      rows.start[local.caller[q]] = local.at;
-      rows.count[local.caller[q]] = count;
+      slot_start[local.slot[q]] = local.at;
+      slot_count[local.slot[q]] = count;
       local.at += count;
     }
     local.pending = 0;
@@ -380,10 +397,8 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
         flush(local);  // the last block's rows, long stored
         for (int q = 0; q < block.count; ++q) {
           std::uint32_t* const row = scratch + static_cast<std::size_t>(q) * stride;
-          const std::uint32_t caller = id[self[q]];
-          const auto count = static_cast<std::uint32_t>(cursor[q] - row);
-          local.caller[q] = caller;
-          local.length[q] = count;
+          local.slot[q] = self[q];
+          local.length[q] = static_cast<std::uint32_t>(cursor[q] - row);
         }
         local.pending = block.count;
         local.stride = stride;
@@ -396,6 +411,12 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
               spatialhash::kNoNeighbor);
   }
   rows.indices.resize(std::min(capacity, claimed.load()));
+  const auto slots = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < slots; ++s) {
+    rows.start[ids[s]] = slot_start[static_cast<std::size_t>(s)];
+    rows.count[ids[s]] = slot_count[static_cast<std::size_t>(s)];
+  }
 }
 
 }  // namespace bench::column
