@@ -69,8 +69,9 @@ Totals count_columns(const Layout& layout, Band band, int threads,
 /// the library's neighbor_rows() writes them: each row where the search put it, threads claiming
 /// chunks of one shared array sized for `capacity` entries (a chunk's unused tail holds
 /// kNoNeighbor). Throws std::length_error when the rows need more than `capacity` entries. Its
-/// emission is plain (each query's row compressed into a scratch row, copied out a block later):
-/// 0.7x the library's tuned one in the forty-ninth session, so its time is not the layout's.
+/// emission is plainer than the library's (one more compare per query and vector; each row
+/// compressed into a scratch row and copied out a block later); where each row went is written
+/// by sorted position and put in the caller's order by a pass of its own, as the library does.
 void rows_columns(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
                   spatialhash::NeighborRows& rows);
 

@@ -289,9 +289,9 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
   std::atomic<std::size_t> claimed = 0;
   std::atomic<bool> overflow = false;
   // Each thread's chunk of the shared array, and its scratch rows: two sets of 4, the block's
-  // rows written into one while the last block's rows, in the other, are copied out. Copied
-  // right after the compress stores wrote them, a row's loads would wait for those stores
-  // (overlapping, unaligned: no store forwarding), a quarter of the search's time.
+  // rows written into one while the last block's rows, in the other, are copied out, so that a
+  // row's loads do not meet the overlapping, unaligned compress stores that just wrote it (which
+  // cannot forward to them). A small gain at most, within the noise of one run.
   struct alignas(64) Local {  // a cache line of its own: its cursor changes with every row
     std::size_t at = 0, end = 0;
     std::vector<std::uint32_t> scratch[2];
