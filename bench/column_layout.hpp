@@ -75,4 +75,12 @@ Totals count_columns(const Layout& layout, Band band, int threads,
 void rows_columns(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
                   spatialhash::NeighborRows& rows);
 
+/// Every point's neighbors as CSR lists in the caller's order (as the library's
+/// neighbor_lists()): the row search of rows_columns() into a fresh array (the library's thread
+/// buffers), then the offsets and a placement of each row with the library's own primitives (a
+/// parallel prefix sum, copy_streaming), rows in sorted order, as collect_rows.hpp places them.
+/// Throws as rows_columns().
+void lists_columns(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
+                   spatialhash::NeighborLists& lists);
+
 }  // namespace bench::column

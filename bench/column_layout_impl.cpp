@@ -13,7 +13,9 @@
 #include <string>
 #include <utility>
 
+#include "../src/engines/chunk_copy.hpp"
 #include "../src/growable_buffer.hpp"
+#include "../src/prefix_sum.hpp"
 
 namespace bench::column {
 
@@ -265,21 +267,26 @@ Totals count_columns(const Layout& layout, Band band, int threads,
   return totals;
 }
 
-void rows_columns(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
-                  spatialhash::NeighborRows& rows) {
+namespace {
+
+/// Rows by sorted position (slot): slot s's neighbors are indices[start[s] .. start[s] +
+/// count[s]), rows back to back in chunks, kNoNeighbor between.
+struct SlotRows {
+  spatialhash::ResultVector<spatialhash::index_t> indices;
+  spatialhash::ResultVector<std::size_t> start;
+  spatialhash::ResultVector<std::uint32_t> count;
+};
+
+/// The row search (rows_columns() and lists_columns()): each row written where the search is,
+/// threads claiming chunks of one shared array, where it went recorded by slot (in sequence:
+/// scattered stores inside the search slow it down, the library's collectors found).
+void search_rows(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
+                 SlotRows& rows) {
   const std::size_t n = layout.x.size();
   using spatialhash::detail::sized_for_overwrite;
-  sized_for_overwrite(rows.start, n);
+  sized_for_overwrite(rows.start, n);  // every entry written by the search
   sized_for_overwrite(rows.count, n);
-  // Where each sorted position's row went, written in sorted order by the search and put in the
-  // caller's order by a pass of its own (scattered stores inside the search slow it down; the
-  // library does the same, collect_rows_unordered.hpp).
-  spatialhash::ResultVector<std::size_t> slot_start;
-  spatialhash::ResultVector<std::uint32_t> slot_count;
-  sized_for_overwrite(slot_start, n);  // every entry written by the search
-  sized_for_overwrite(slot_count, n);
   sized_for_overwrite(rows.indices, capacity);
-  rows.distances.clear();
   const float* const xs = layout.x.data();
   const float* const ys = layout.y.data();
   const float* const zs = layout.z.data();
@@ -328,8 +335,8 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
       for (std::uint32_t k = 0; k < count; k += 16) {
         _mm512_storeu_si512(target + k, _mm512_loadu_si512(row + k));
       }
-      slot_start[local.slot[q]] = local.at;
-      slot_count[local.slot[q]] = count;
+      rows.start[local.slot[q]] = local.at;
+      rows.count[local.slot[q]] = count;
       local.at += count;
     }
     local.pending = 0;
@@ -411,11 +418,72 @@ void rows_columns(const Layout& layout, double r, Band band, int threads, std::s
               spatialhash::kNoNeighbor);
   }
   rows.indices.resize(std::min(capacity, claimed.load()));
-  const auto slots = static_cast<std::int64_t>(n);
+}
+
+}  // namespace
+
+void rows_columns(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
+                  spatialhash::NeighborRows& rows) {
+  SlotRows slots;
+  search_rows(layout, r, band, threads, capacity, slots);
+  // Put in the caller's order by a pass of its own, as the library's are
+  // (collect_rows_unordered.hpp).
+  const std::size_t n = layout.x.size();
+  spatialhash::detail::sized_for_overwrite(rows.start, n);
+  spatialhash::detail::sized_for_overwrite(rows.count, n);
+  rows.distances.clear();
+  const std::uint32_t* const ids = layout.id.data();
+  const auto signed_n = static_cast<std::int64_t>(n);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t s = 0; s < slots; ++s) {
-    rows.start[ids[s]] = slot_start[static_cast<std::size_t>(s)];
-    rows.count[ids[s]] = slot_count[static_cast<std::size_t>(s)];
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    rows.start[ids[s]] = slots.start[static_cast<std::size_t>(s)];
+    rows.count[ids[s]] = slots.count[static_cast<std::size_t>(s)];
+  }
+  rows.indices = std::move(slots.indices);
+}
+
+void lists_columns(const Layout& layout, double r, Band band, int threads, std::size_t capacity,
+                   spatialhash::NeighborLists& lists) {
+  using spatialhash::detail::sized_for_overwrite;
+  SlotRows slots;  // the library's per-thread buffers: fresh for fresh lists
+  search_rows(layout, r, band, threads, capacity, slots);
+  const std::size_t n = layout.x.size();
+  const auto signed_n = static_cast<std::int64_t>(n);
+  const std::uint32_t* const ids = layout.id.data();
+  // As the library's lay_out_rows(): offsets by caller row, then where each slot's row goes.
+  sized_for_overwrite(lists.offsets, n + 1);
+  lists.offsets[0] = 0;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    lists.offsets[ids[s] + std::size_t{1}] = slots.count[static_cast<std::size_t>(s)];
+  }
+  spatialhash::detail::parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
+  sized_for_overwrite(lists.indices, lists.offsets[n]);
+  lists.distances.clear();
+  spatialhash::ResultVector<std::size_t> row_start;
+  sized_for_overwrite(row_start, n);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t s = 0; s < signed_n; ++s) {
+    row_start[static_cast<std::size_t>(s)] = lists.offsets[ids[s]];
+  }
+  // The placement: rows in slot order (the source read in sequence), each to its place in the
+  // output with copy_streaming, the destination 8 rows on prefetched for writing, as the library
+  // does (collect_rows.hpp).
+  constexpr std::int64_t kAhead = 8;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      if (s + kAhead < signed_n) {
+        __builtin_prefetch(lists.indices.data() + row_start[static_cast<std::size_t>(s + kAhead)],
+                           1);
+      }
+      const auto slot = static_cast<std::size_t>(s);
+      spatialhash::detail::copy_streaming(lists.indices.data() + row_start[slot],
+                                          slots.indices.data() + slots.start[slot],
+                                          slots.count[slot]);
+    }
+    spatialhash::detail::streaming_done();
   }
 }
 

@@ -48,16 +48,21 @@ std::pair<double, double> summarize(const std::vector<double>& ms) {
   return {bench::median(ms), *std::min_element(ms.begin(), ms.end())};
 }
 
-/// Whether row i of `rows` holds the same neighbors as `expected` (in any order).
-bool same_row(const spatialhash::NeighborRows& rows, std::size_t i,
-              std::span<const spatialhash::index_t> expected, std::vector<std::uint32_t>& a,
-              std::vector<std::uint32_t>& b) {
-  const auto row = rows.row(i);
-  a.assign(row.begin(), row.end());
+/// Whether two rows hold the same neighbors (in any order); a and b are scratch.
+bool same_neighbors(std::span<const spatialhash::index_t> got,
+                    std::span<const spatialhash::index_t> expected, std::vector<std::uint32_t>& a,
+                    std::vector<std::uint32_t>& b) {
+  a.assign(got.begin(), got.end());
   b.assign(expected.begin(), expected.end());
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   return a == b;
+}
+
+/// Row i of CSR lists.
+std::span<const spatialhash::index_t> row_of(const spatialhash::NeighborLists& lists,
+                                             std::size_t i) {
+  return {lists.indices.data() + lists.offsets[i], lists.offsets[i + 1] - lists.offsets[i]};
 }
 
 /// Prints one timed pair: the prototype's and the library's median and fastest, and the ratio.
@@ -80,10 +85,12 @@ int run(const bench::Workload& workload, int threads, int repeats) {
   const spatialhash::Index<3, float> index(std::span<const float>(points), workload.radius,
                                            spatialhash::Options{.threads = threads});
   const column::Band band = column::band_for(workload.radius);
-  std::vector<double> counts_ms, library_counts_ms, rows_ms, library_rows_ms;
+  std::vector<double> counts_ms, library_counts_ms, rows_ms, library_rows_ms, lists_ms,
+      library_lists_ms;
   std::vector<std::uint32_t> counts, banded(n);
   std::vector<spatialhash::index_t> exact;
   spatialhash::NeighborRows rows, library_rows;
+  spatialhash::NeighborLists lists, library_lists;
   column::Totals totals;
   for (int r = 0; r < repeats; ++r) {
     counts = {};
@@ -108,6 +115,15 @@ int run(const bench::Workload& workload, int threads, int repeats) {
     start = Clock::now();
     library_rows = index.neighbor_rows();
     library_rows_ms.push_back(ms_since(start));
+    // Fresh lists each round, as the benchmark's rebuild_lists.
+    lists = {};
+    start = Clock::now();
+    column::lists_columns(layout, workload.radius, band, threads, capacity, lists);
+    lists_ms.push_back(ms_since(start));
+    library_lists = {};
+    start = Clock::now();
+    library_lists = index.neighbor_lists();
+    library_lists_ms.push_back(ms_since(start));
   }
   std::vector<std::uint32_t> a, b;
   for (std::size_t i = 0; i < n; ++i) {
@@ -118,7 +134,14 @@ int run(const bench::Workload& workload, int threads, int repeats) {
                    i, exact[i], counts[i], banded[i]);
       return 1;
     }
-    if (!same_row(rows, i, library_rows.row(i), a, b)) {
+    if (!same_neighbors(row_of(lists, i), row_of(library_lists, i), a, b)) {
+      std::fprintf(stderr,
+                   "column_layout: point %zu: the prototype's list row differs from the "
+                   "library's\n",
+                   i);
+      return 1;
+    }
+    if (!same_neighbors(rows.row(i), library_rows.row(i), a, b)) {
       std::fprintf(stderr,
                    "column_layout: point %zu: the prototype's row (%u) differs from the "
                    "library's (%u)\n",
@@ -137,6 +160,7 @@ int run(const bench::Workload& workload, int threads, int repeats) {
               "fastest", "median", "fastest");
   print_pair("counts", counts_ms, library_counts_ms);
   print_pair("rows", rows_ms, library_rows_ms);
+  print_pair("lists", lists_ms, library_lists_ms);
   std::printf(
       "  entries: library %llu, prototype %llu below the band + %llu inside it; every point's "
       "count and row agree\n",
