@@ -1,10 +1,11 @@
 // The column layout's searches (column_layout.hpp: a prototype of a gather-free layout for the
 // default engine) timed against the library on the same points, same threads, same process,
-// round after round: the count search against neighbor_counts() and the rows against
-// neighbor_rows(), on indexes built outside the timing (the prototype's serial build is timed
-// apart). Then every point is checked against the library: its exact count must lie between the
-// prototype's count and that count plus the band candidates of its block of four queries, and its
-// row must hold the library's neighbors; exit 1 otherwise.
+// round after round: the count search against neighbor_counts(), the rows against
+// neighbor_rows() and the CSR lists against neighbor_lists(), each into fresh output, on indexes
+// built outside the timing (the prototype's serial build is timed apart). Then every point is
+// checked against the library: its exact count must lie between the prototype's count and that
+// count plus the band candidates of its block of four queries, and its row and its list row must
+// hold the library's neighbors; exit 1 otherwise.
 //
 //   column_layout [workload] [points] [threads] [repeats]   (defaults W1 1M 0 9; threads 0: all
 //                                                            cores; W1, W2, W3 or W5, shuffled)
