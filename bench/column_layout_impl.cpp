@@ -103,6 +103,13 @@ Band band_for(double r) {
   return {std::nextafter(r2, 0.0f) * (1 - 4e-7f), r2 * (1 + 4e-7f)};
 }
 
+// The searches below are compiled for AVX-512, the build above not (callers check the processor
+// first). A target pragma rather than -mavx512f for the file: templates defined in the headers
+// (the standard library's, the library's own) are then instantiated for the baseline processor,
+// so the linker's choice among their copies cannot put AVX-512 code into the rest of the program.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq")
+
 namespace {
 
 /// A block of up to 4 queries (sorted positions first .. first + count - 1, all in one column
@@ -488,3 +495,5 @@ void lists_columns(const Layout& layout, double r, Band band, int threads, std::
 }
 
 }  // namespace bench::column
+
+#pragma GCC pop_options
