@@ -81,7 +81,7 @@ std::string format_count(std::size_t n);
 std::size_t parse_count(const std::string& text);
 
 /// The arguments of the tools that time several things side by side on one workload
-/// (output_floor, column_counts): [workload] [points] [threads] [repeats], each optional.
+/// (output_floor, column_layout): [workload] [points] [threads] [repeats], each optional.
 struct SideBySideArgs {
   std::string workload = "W1";
   std::size_t points = 1000000;
