@@ -171,16 +171,31 @@ void check_filter(spatialhash::detail::BlockFilterFn<Dim> filter, std::uint64_t 
     const std::size_t stride = m + kFilterSlack;
     std::vector<std::uint32_t> sure(stride * kBlockQueries), border(stride * kBlockQueries);
     BlockOutput out{sure.data(), border.data(), stride};
-    // Every fourth trial starts the range past its beginning (as half searches do).
+    // Every fourth trial starts the range past its beginning (as half searches do); every fourth
+    // other one tests it as up to kMaxRuns runs with gaps between them (as group searches do).
     const std::size_t begin =
         trial % 4 == 3 ? std::uniform_int_distribution<std::size_t>(0, m)(g) : 0;
-    filter(view, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(m), block, band,
-           out);
+    CandidateRuns runs;
+    std::vector<bool> in_runs(m, false);
+    if (trial % 4 == 1) {
+      std::vector<std::uint32_t> cuts;
+      for (int c = 0; c < 2 * kMaxRuns; ++c) {
+        cuts.push_back(
+            std::uniform_int_distribution<std::uint32_t>(0, static_cast<std::uint32_t>(m))(g));
+      }
+      std::sort(cuts.begin(), cuts.end());
+      for (int i = 0; i < kMaxRuns; ++i) runs.add(cuts[2 * i], cuts[2 * i + 1]);
+    } else {
+      runs.add(static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(m));
+    }
+    for (int i = 0; i < runs.count; ++i) {
+      for (std::uint32_t j = runs.run[i].begin; j < runs.run[i].end; ++j) in_runs[j] = true;
+    }
+    filter(view, runs, block, band, out);
     // A count search (no sure rows) counts what the full one stores, and writes the same borders.
     std::vector<std::uint32_t> count_border(stride * kBlockQueries);
     BlockOutput count_out{nullptr, count_border.data(), stride};
-    filter(view, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(m), block, band,
-           count_out);
+    filter(view, runs, block, band, count_out);
     for (int q = 0; q < queries; ++q) {
       ASSERT_EQ(count_out.sure_count[q], out.sure_count[q]) << "count search, query " << q;
       ASSERT_EQ(count_out.border_count[q], out.border_count[q]) << "count search, query " << q;
@@ -190,7 +205,7 @@ void check_filter(spatialhash::detail::BlockFilterFn<Dim> filter, std::uint64_t 
     }
     for (int q = 0; q < queries; ++q) {
       const auto skipped = [&](std::size_t j) {
-        return j < begin || (block.after ? j <= block.skip[q] : j == block.skip[q]);
+        return !in_runs[j] || (block.after ? j <= block.skip[q] : j == block.skip[q]);
       };
       const auto exact_d2 = [&](std::size_t j) {
         double d2 = 0;

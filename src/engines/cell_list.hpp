@@ -5,8 +5,9 @@
 // contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
 // cell are tested against them kBlockQueries at a time with a SIMD block filter. Full-stencil
 // searches (neighbor lists) take the cells of one parent cell together (search_group): their
-// stencils share most cells, so the union is looked up and gathered once, in copies arranged so
-// that each cell's stencil is still one contiguous range; on dense data, points are sorted by slab
+// stencils share most cells, so the union is looked up and gathered once, column by column, and
+// each cell's stencil is a few runs of it (one per row of columns, or one per column on dense
+// cells); on dense data, points are sorted by slab
 // (half a cell along the last axis) within their cells, and a slab's stencil leaves out the slabs
 // of the rows below and above that lie beyond r. Candidates whose float distance falls
 // in the rounding band around r are re-decided with the double rule (float_band.hpp), so results
@@ -62,10 +63,8 @@ namespace spatialhash::detail {
 /// Helper types of CellList's cell search.
 namespace cell_search {
 
-/// A contiguous run of sorted positions to test.
-struct Range {
-  std::uint32_t begin, end;
-};
+/// A contiguous run of sorted positions (or of gathered candidates) to test.
+using Range = CandidateRun;
 
 template <class Item>
 using Buffer = GrowableBuffer<Item>;
@@ -93,27 +92,6 @@ struct CellWork {
   Gathered<Dim> g;
   Buffer<std::uint32_t> sure, border;
 };
-
-/// For search_group(): per copy (a bit per axis before the last) and per position t of a row's
-/// cross-section (3^(Dim-1) cells, x fastest), the union cell's index within a row of a union of
-/// `side` cells per axis: along each axis k before the last, coordinate (copy's bit k) + (t's
-/// base-3 digit k).
-template <int Dim>
-constexpr auto group_cross_sections(int side) {
-  std::array<std::array<int, Dim == 2 ? 3 : 9>, 1 << (Dim - 1)> table{};
-  for (int copy = 0; copy < (1 << (Dim - 1)); ++copy) {
-    for (int t = 0; t < (Dim == 2 ? 3 : 9); ++t) {
-      int cell = 0, digits = t, scale = 1;
-      for (int k = 0; k < Dim - 1; ++k) {
-        cell += (((copy >> k) & 1) + digits % 3) * scale;
-        digits /= 3;
-        scale *= side;
-      }
-      table[static_cast<std::size_t>(copy)][static_cast<std::size_t>(t)] = cell;
-    }
-  }
-  return table;
-}
 
 }  // namespace cell_search
 
@@ -164,8 +142,6 @@ class CellList final : public EngineBase<Dim, T> {
   /// average (two filter blocks per slab); sparser ones lose more to the split blocks and the
   /// gather's extra pieces than the slabs save (W1, W2: docs/benchmarks.md).
   static constexpr std::uint32_t kSlabMinPoints = 16;
-  /// filter_gathered() tests the gathered candidates up to this index: all of them.
-  static constexpr std::uint32_t kAllGathered = 0xFFFFFFFFu;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
   static constexpr int kDefaultSubdivision = 1;
   /// update() rebuilds when a sample shows more than this fraction of the points changed cell
@@ -357,13 +333,13 @@ class CellList final : public EngineBase<Dim, T> {
                       Emit&& emit) const;
 
   /// Tests the query positions queries[query_of[0 .. count)], all in lattice cell `cell`, against
-  /// the gathered candidates `candidates` (a range of work.g), reporting them to emit as slots
+  /// the gathered candidates `candidates` (runs of work.g), reporting them to emit as slots
   /// first_slot, ... (null rows with count_only).
   template <class Emit>
   void filter_queries(const Cell<Dim>& cell, std::span<const Position> queries,
                       const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
-                      Range candidates, bool count_only, const Search& search, CellWork<Dim>& work,
-                      Emit&& emit) const;
+                      const CandidateRuns& candidates, bool count_only, const Search& search,
+                      CellWork<Dim>& work, Emit&& emit) const;
 
   // ---- The cell search, which every query inlines (here) ----
 
@@ -453,16 +429,19 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// Full-stencil search of the cells [first, last), which share one parent cell (a group of up
   /// to 2^Dim cells, consecutive in Z-order; cells[c - first] are the coordinates of cell c). Their
-  /// stencils together cover 4^Dim cells, looked up once. The candidates are gathered in copies,
-  /// one per offset of the group's cells along the axes before the last (2 copies in 2D, 4 in 3D;
-  /// only those some cell needs): row z' of a copy holds the stencil's cross-section at union
-  /// coordinate z' along the last axis, its 3^(Dim-1) cells x fastest. The stencil of a cell at
-  /// offset z along the last axis is rows z .. z+2 of its copy: one contiguous range, as in
-  /// search_cell(). A full 3D group gathers 18 cells per cell instead of 27, and looks up 8 instead
-  /// of 27. A group of dense cells (slabs_for_group) is searched slab by slab: each row is gathered
-  /// as slab rows (GroupGather), and the points of slab h of a cell meet only the slabs >= h of the
-  /// row below and <= h of the row above (the others lie more than r away along the last axis: W3
-  /// tests 15% fewer candidates). A count search (Ids::none) reports counts with null rows.
+  /// stencils together cover 4^Dim cells, looked up once and gathered once, in column order
+  /// (GroupGather): the union's columns (its cells of one position along the axes before the
+  /// last) one after another, the last axis fastest within a column. The stencil of a cell is
+  /// then 3^(Dim-2) runs of the gathered candidates (3 in 3D, one per row of columns; 1 in 2D),
+  /// each from the cell's first stencil column at its first stencil row to its last stencil column
+  /// at its last stencil row: 11 cells of the union per run where the stencil needs 9, and no cell
+  /// is gathered twice (a full 3D group gathers 8 cells per cell, where a copy per cell offset
+  /// gathered 18 with every stencil one contiguous range). A group of dense cells
+  /// (slabs_for_group) is searched slab by slab: each cell is gathered slab after slab, and the
+  /// points of slab h of a cell meet only the slabs >= h of the row below and <= h of the row
+  /// above (the others lie more than r away along the last axis: W3 tests 15% fewer candidates),
+  /// which in column order is still one run per row of columns. A count search (Ids::none)
+  /// reports counts with null rows.
   template <class Emit>
   void search_group(std::uint32_t first, std::uint32_t last,
                     const std::array<Cell<Dim>, kParentCells>& cells, Ids ids,
@@ -478,10 +457,9 @@ class CellList final : public EngineBase<Dim, T> {
       for (int h = 0; h < slabs; ++h) {
         const auto [slab_first, slab_end] = part_of(c, h, slabs);
         if (slab_first == slab_end) continue;
-        const Range stencil = group.stencil_of(cell, h);
-        const std::uint32_t own = own_of(group, cell, h);
+        const std::uint32_t own = group.own_of(cell, h);
         filter_gathered(
-            work, ids == Ids::none, slab_end - slab_first, search,
+            work, ids == Ids::none, slab_end - slab_first, search, group.stencil_of(cell, h),
             [&](std::uint32_t p0, QueryBlock<Dim>& block) {
               block.after = false;
               for (int q = 0; q < block.count; ++q) {
@@ -490,7 +468,7 @@ class CellList final : public EngineBase<Dim, T> {
                 }
                 block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
               }
-              return stencil.begin;
+              return std::uint32_t{0};
             },
             [&](std::uint32_t p, std::uint32_t id) {
               const index_t other = ids == Ids::original ? id : layout_.order[id];
@@ -498,8 +476,7 @@ class CellList final : public EngineBase<Dim, T> {
             },
             [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
               emit(slab_first + p, row, kept);
-            },
-            stencil.end);
+            });
       }
     }
   }
@@ -512,49 +489,74 @@ class CellList final : public EngineBase<Dim, T> {
     return points >= kSlabMinPoints * (last - first) ? layout_.slabs() : 1;
   }
 
-  /// Which copies of a group (search_group) to gather.
+  /// Which offsets of a group's cells along the axes before the last (copy_of()) its search
+  /// serves: gather_group() gathers the union's columns their stencils need.
   using GroupCopies = std::array<bool, kGroupCopies>;
 
+  /// Stencil parts of a group search fewer than this many candidates apart are tested as one run
+  /// (GroupGather::stencil_of): a vector of the widest filter.
+  static constexpr std::uint32_t kBridge = 16;
+
   /// A group's gathered candidates (gather_group): the layout cell of each union cell, and where
-  /// each slab row of each copy begins among the gathered candidates. Slab row z' * slabs + j of a
-  /// copy holds slab j of the copy's cross-section at union coordinate z' (its 3^(Dim-1) cells
-  /// x fastest), so that the stencil of a cell's slab h, which leaves out the slabs below h of
-  /// the row below and those above h of the row above, is still one contiguous range. Why those
-  /// are beyond r: a point of slab h of cell c has computed u >= c + h / slabs along the last
-  /// axis, one of slab j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h / slabs;
-  /// computed u more than 1 apart are more than r apart (the invariant of grid_geometry.hpp), and
-  /// likewise above.
+  /// each slab of each union cell begins among the gathered candidates. The union's columns within
+  /// the box [low, low + width) along the axes before the last are gathered one after another, x
+  /// fastest, each column's cells along the last axis in order and each cell's slabs in order,
+  /// so that a part (slab j of the cell at row z of column `column`) has the gathered index
+  /// (column * kGroupSide + z) * slabs + j (part_index()), and part i ends where part i + 1 begins.
+  /// The stencil of a cell's slab h, which leaves out the slabs below h of the row below and
+  /// those above h of the row above, is then one run per row of columns. Why those are beyond r:
+  /// a point of slab h of cell c has computed u >= c + h / slabs along the last axis, one of slab
+  /// j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h / slabs; computed u more
+  /// than 1 apart are more than r apart (the invariant of grid_geometry.hpp), and likewise above.
   struct GroupGather {
     std::array<std::uint32_t, kGroupCells> unit;
     int slabs = 1;
-    std::array<std::array<std::uint32_t, kGroupSide * kSlabs + 1>, kGroupCopies> row_begin{};
+    /// The gathered box of columns: union coordinates low[k] .. low[k] + width[k] - 1 along each
+    /// axis k before the last.
+    std::array<int, Dim - 1> low{}, width{};
+    std::array<std::uint32_t, kGroupCells * kSlabs + 1> part_begin{};
 
-    /// The gathered range of the stencil of slab h of `cell` (a cell of the group; its copy
-    /// gathered); with one slab (whole cells), h = 0 is the whole stencil.
-    Range stencil_of(const Cell<Dim>& cell, int h) const {
-      const auto& rows = row_begin[static_cast<std::size_t>(copy_of(cell))];
+    /// The gathered column of union coordinates `at` along the axes before the last (in the box).
+    int column(const std::array<int, Dim - 1>& at) const {
+      int index = 0;
+      for (int k = Dim - 2; k >= 0; --k) index = index * width[k] + (at[k] - low[k]);
+      return index;
+    }
+    /// Index in part_begin of slab j of the union cell at row z of gathered column `column`.
+    int part_index(int column, int z, int j) const { return (column * kGroupSide + z) * slabs + j; }
+
+    /// The gathered runs of the stencil of slab h of `cell` (a cell of the group, its columns
+    /// gathered); with one slab (whole cells), h = 0 is the whole stencil. Union coordinates:
+    /// the stencil spans the cell's offset in its parent .. that + 2 along every axis. A column's
+    /// part of it runs from its first stencil row to its last; parts fewer than kBridge
+    /// candidates apart are tested as one run (CandidateRuns::add_bridged), so on sparse cells
+    /// the stencil is one run per row of columns and on dense ones exactly its 3^(Dim-1) parts.
+    CandidateRuns stencil_of(const Cell<Dim>& cell, int h) const {
       const auto z = static_cast<int>(cell[Dim - 1] & 1);
-      return Range{rows[static_cast<std::size_t>(z * slabs + h)],
-                   rows[static_cast<std::size_t>((z + 2) * slabs + h + 1)]};
+      std::array<int, Dim - 1> at;
+      for (int k = 0; k < Dim - 1; ++k) at[k] = static_cast<int>(cell[k] & 1);
+      CandidateRuns runs;
+      for (int t = 0; t < kCrossSection; ++t) {
+        // Column t of the stencil's cross-section (x fastest): base-3 digit k of t along axis k.
+        std::array<int, Dim - 1> from = at;
+        for (int k = 0, digits = t; k < Dim - 1; ++k, digits /= 3) from[k] += digits % 3;
+        const int column_index = column(from);
+        runs.add_bridged(
+            part_begin[static_cast<std::size_t>(part_index(column_index, z, h))],
+            part_begin[static_cast<std::size_t>(part_index(column_index, z + 2, h) + 1)], kBridge);
+      }
+      return runs;
+    }
+
+    /// The gathered index of the first point of slab h of `cell` (a cell of the group): its own
+    /// part, at union coordinates its offset in its parent + 1.
+    std::uint32_t own_of(const Cell<Dim>& cell, int h) const {
+      std::array<int, Dim - 1> at;
+      for (int k = 0; k < Dim - 1; ++k) at[k] = static_cast<int>(cell[k] & 1) + 1;
+      const auto z = static_cast<int>(cell[Dim - 1] & 1) + 1;
+      return part_begin[static_cast<std::size_t>(part_index(column(at), z, h))];
     }
   };
-
-  /// The gathered index of the first point of slab h of `cell` (a cell of `group`): in the
-  /// middle row of its stencil, slab row h, after slab h of the cells before it in the
-  /// cross-section.
-  std::uint32_t own_of(const GroupGather& group, const Cell<Dim>& cell, int h) const {
-    const int copy = copy_of(cell);
-    const int z = static_cast<int>(cell[Dim - 1] & 1) + 1;
-    std::uint32_t own = group.row_begin[static_cast<std::size_t>(copy)]
-                                       [static_cast<std::size_t>(z * group.slabs + h)];
-    for (int t = 0; t < kCrossSection / 2; ++t) {
-      const std::uint32_t found = group.unit[static_cast<std::size_t>(section_cell(copy, z, t))];
-      if (found == CellListLayout<Dim>::kNoCell) continue;
-      const Range part = part_of(found, h, group.slabs);
-      own += part.end - part.begin;
-    }
-    return own;
-  }
 
   /// The sorted positions of part j of cell c cut into `parts` (1, whole cells, or the layout's
   /// slabs).
@@ -564,8 +566,9 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Looks up the 4^Dim union cells of the group of `cell` (lattice coordinates; may lie off the
-  /// lattice) and gathers the copies in `needs` into g, each row split into `slabs` slab rows
-  /// (1, or the layout's slabs), with original indices or sorted positions as ids (gather()).
+  /// lattice) and gathers, in column order (GroupGather), the union's columns that the stencils of
+  /// cells at the offsets `needs` meet, each cell split into `slabs` slabs (1, or the layout's),
+  /// with original indices or sorted positions as ids (gather()).
   GroupGather gather_group(const Cell<Dim>& cell, const GroupCopies& needs, int slabs, Ids ids,
                            Gathered<Dim>& g) const {
     GroupGather group;
@@ -588,53 +591,62 @@ class CellList final : public EngineBase<Dim, T> {
       layout_.for_each_cell_in_box(base, kGroupSide,
                                    [&](int u, std::uint32_t found) { group.unit[u] = found; });
     }
-    // The copies as ranges of the layout, touching ones merged.
-    std::array<Range, kGroupCopies * kGroupSide * kSlabs * kCrossSection> ranges;
-    int count = 0;
+    // The box of columns: along each axis k before the last, offsets 0 and 1 in the parent need
+    // union columns 0 .. 2 and 1 .. 3.
+    for (int k = 0; k < Dim - 1; ++k) {
+      bool low_offset = false, high_offset = false;
+      for (int copy = 0; copy < kGroupCopies; ++copy) {
+        if (!needs[static_cast<std::size_t>(copy)]) continue;
+        ((copy >> k & 1) != 0 ? high_offset : low_offset) = true;
+      }
+      group.low[k] = low_offset ? 0 : 1;
+      group.width[k] = 3 + static_cast<int>(low_offset && high_offset);
+    }
+    std::array<int, Dim - 1> columns{};
+    int column_count = 1;
+    for (int k = 0; k < Dim - 1; ++k) column_count *= group.width[k];
+    // The parts as ranges of the layout, touching ones merged.
+    std::array<Range, kGroupCells * kSlabs> ranges;
+    int count = 0, part = 0;
     std::uint32_t at = 0;
-    for (int copy = 0; copy < kGroupCopies; ++copy) {
-      if (!needs[static_cast<std::size_t>(copy)]) continue;
-      auto& rows = group.row_begin[static_cast<std::size_t>(copy)];
-      for (int row = 0; row < kGroupSide; ++row) {
+    for (int column = 0; column < column_count; ++column) {
+      // Union index of the column's first cell (x fastest).
+      int column_unit = 0;
+      for (int k = Dim - 2; k >= 0; --k) {
+        column_unit = column_unit * kGroupSide + group.low[k] + columns[k];
+      }
+      for (int z = 0; z < kGroupSide; ++z) {
+        const std::uint32_t found =
+            group.unit[static_cast<std::size_t>(column_unit + z * (kGroupCells / kGroupSide))];
         for (int j = 0; j < slabs; ++j) {
-          rows[static_cast<std::size_t>(row * slabs + j)] = at;
-          for (int t = 0; t < kCrossSection; ++t) {
-            const std::uint32_t found = group.unit[section_cell(copy, row, t)];
-            if (found == CellListLayout<Dim>::kNoCell) continue;
-            const Range r = part_of(found, j, slabs);
-            if (r.end == r.begin) continue;
-            if (count > 0 && ranges[count - 1].end == r.begin) {
-              ranges[count - 1].end = r.end;
-            } else {
-              ranges[count++] = r;
-            }
-            at += r.end - r.begin;
+          group.part_begin[static_cast<std::size_t>(part++)] = at;
+          if (found == CellListLayout<Dim>::kNoCell) continue;
+          const Range r = part_of(found, j, slabs);
+          if (r.end == r.begin) continue;
+          if (count > 0 && ranges[count - 1].end == r.begin) {
+            ranges[count - 1].end = r.end;
+          } else {
+            ranges[count++] = r;
           }
+          at += r.end - r.begin;
         }
       }
-      rows[static_cast<std::size_t>(kGroupSide * slabs)] = at;
+      for (int k = 0; k < Dim - 1; ++k) {
+        if (++columns[k] < group.width[k]) break;
+        columns[k] = 0;
+      }
     }
+    group.part_begin[static_cast<std::size_t>(part)] = at;
     gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(count)), g, ids);
     return group;
   }
 
-  /// The copy (search_group) of a cell: its offsets in its group along the axes before the last,
-  /// as bits.
+  /// The offsets of a cell in its group along the axes before the last, as bits.
   static int copy_of(const Cell<Dim>& cell) {
     int copy = 0;
     for (int k = Dim - 2; k >= 0; --k) copy = copy * 2 + static_cast<int>(cell[k] & 1);
     return copy;
   }
-
-  /// The union cell (index into the group's 4^Dim, x fastest) at position t of row `row` of copy
-  /// `copy`: along each axis k before the last, union coordinate (copy's bit k) + (t's base-3
-  /// digit k).
-  static int section_cell(int copy, int row, int t) {
-    return row * (kGroupCells / kGroupSide) + kSection[copy][t];
-  }
-
-  /// section_cell() within a row, per copy and position.
-  static constexpr auto kSection = cell_search::group_cross_sections<Dim>(kGroupSide);
 
   /// Searches the points of cell c (lattice coordinates `cell`) against its stencil, kBlockQueries
   /// points per filter call, and calls emit(s, ids, count) for each point of c (sorted position s)
@@ -649,7 +661,7 @@ class CellList final : public EngineBase<Dim, T> {
     const auto& points = this->context_.points;
     const bool after = stencil == Stencil::half;
     filter_gathered(
-        work, ids == Ids::none, own, search,
+        work, ids == Ids::none, own, search, all_gathered(work.g),
         [&](std::uint32_t p0, QueryBlock<Dim>& block) {
           // The cell's own points come first in g: point p of the cell is candidate p.
           block.after = after;
@@ -668,18 +680,18 @@ class CellList final : public EngineBase<Dim, T> {
         });
   }
 
-  /// The filter loop of every cell search: `count` queries against the candidates gathered in
-  /// work.g, kBlockQueries per filter call. setup(p0, block) fills in the block of queries p0, p0
-  /// + 1, ... (block.count is set) and returns the first candidate to test (the last is `to` - 1,
-  /// or the last gathered); a borderline candidate `id` of query p is kept when within(p, id)
-  /// (the double rule); emit(p, row, count) then gets query p's neighbors (row is null in a count
-  /// search, count_only).
+  /// The filter loop of every cell search: `count` queries against the runs `runs` of the
+  /// candidates gathered in work.g, kBlockQueries per filter call. setup(p0, block) fills in the
+  /// block of queries p0, p0 + 1, ... (block.count is set) and returns the first candidate index
+  /// to test (those below it are left out of every run); a borderline candidate `id` of query p
+  /// is kept when within(p, id) (the double rule); emit(p, row, count) then gets query p's
+  /// neighbors (row is null in a count search, count_only).
   template <class Setup, class Within, class Emit>
   void filter_gathered(CellWork<Dim>& work, bool count_only, std::uint32_t count,
-                       const Search& search, Setup&& setup, Within&& within, Emit&& emit,
-                       std::uint32_t to = kAllGathered) const {
+                       const Search& search, const CandidateRuns& runs, Setup&& setup,
+                       Within&& within, Emit&& emit) const {
     const Gathered<Dim>& g = work.g;
-    const std::size_t stride = g.size + kFilterSlack;
+    const std::size_t stride = runs.size() + kFilterSlack;
     work.sure.clear();
     work.border.clear();
     BlockOutput out{count_only ? nullptr : work.sure.reserve_more(stride * kBlockQueries),
@@ -689,8 +701,7 @@ class CellList final : public EngineBase<Dim, T> {
     for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
       block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
       const std::uint32_t from = setup(p0, block);
-      filter_(view, from, std::min(to, static_cast<std::uint32_t>(g.size)), block, search.band,
-              out);
+      filter_(view, from == 0 ? runs : runs.from(from), block, search.band, out);
       for (int q = 0; q < block.count; ++q) {
         const std::uint32_t p = p0 + static_cast<std::uint32_t>(q);
         std::uint32_t* row = count_only ? nullptr : out.sure + static_cast<std::size_t>(q) * stride;
@@ -704,6 +715,13 @@ class CellList final : public EngineBase<Dim, T> {
         emit(p, static_cast<const std::uint32_t*>(row), kept);
       }
     }
+  }
+
+  /// All the candidates gathered in `g`, as one run.
+  static CandidateRuns all_gathered(const Gathered<Dim>& g) {
+    CandidateRuns runs;
+    runs.add(0, static_cast<std::uint32_t>(g.size));
+    return runs;
   }
 
   /// Copies the points of `ranges` into `g`, with their original indices as ids, or with their

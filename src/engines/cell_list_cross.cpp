@@ -247,7 +247,9 @@ void CellList<Dim, T>::scan_ball(const Position& center, double radius, Emit&& e
     for (std::uint32_t begin = ranges[q].begin; begin < ranges[q].end; begin += kChunk) {
       const std::uint32_t end = std::min(ranges[q].end, begin + kChunk);
       BlockOutput out{sure.data(), border.data(), sure.size()};
-      filter_(all, begin, end, block, band, out);
+      CandidateRuns chunk;
+      chunk.add(begin, end);
+      filter_(all, chunk, block, band, out);
       for (std::size_t k = 0; k < out.sure_count[0]; ++k) {
         emit(sure[k], kDistances ? distance_squared(points, sure[k], center) : 0.0);
       }
@@ -270,8 +272,7 @@ void CellList<Dim, T>::search_queries(const Cell<Dim>& cell, std::span<const Pos
   const int found = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
   gather(std::span<const Range>(ranges.data(), static_cast<std::size_t>(found)), work.g,
          Ids::original);
-  filter_queries(cell, queries, query_of, count, first_slot,
-                 Range{0, static_cast<std::uint32_t>(work.g.size)}, count_only,
+  filter_queries(cell, queries, query_of, count, first_slot, all_gathered(work.g), count_only,
                  stencil_search(search, cell), work, emit);
 }
 
@@ -279,12 +280,12 @@ template <int Dim, class T>
 template <class Emit>
 void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Position> queries,
                                       const index_t* query_of, std::uint32_t count,
-                                      std::uint32_t first_slot, Range candidates, bool count_only,
-                                      const Search& search, CellWork<Dim>& work,
+                                      std::uint32_t first_slot, const CandidateRuns& candidates,
+                                      bool count_only, const Search& search, CellWork<Dim>& work,
                                       Emit&& emit) const {
   const auto& points = this->context_.points;
   filter_gathered(
-      work, count_only, count, search,
+      work, count_only, count, search, candidates,
       [&](std::uint32_t p0, QueryBlock<Dim>& block) {
         block.after = false;
         for (int q = 0; q < block.count; ++q) {
@@ -294,15 +295,14 @@ void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Pos
           }
           block.skip[q] = kSkipNone;
         }
-        return candidates.begin;
+        return std::uint32_t{0};
       },
       [&](std::uint32_t p, std::uint32_t id) {
         return distance_squared(points, id, queries[query_of[p]]) <= search.r2;
       },
       [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
         emit(first_slot + p, row, kept);
-      },
-      candidates.end);
+      });
 }
 
 #define SPATIALHASH_INSTANTIATE(D, T)                                                        \

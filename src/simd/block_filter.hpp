@@ -1,7 +1,7 @@
 // Block filters: the inner loop of the cell_list engine.
 //
-// Up to kBlockQueries query points (float, relative to the lattice origin) are tested against one
-// contiguous range of candidates (structure of arrays). Each candidate vector is loaded once and
+// Up to kBlockQueries query points (float, relative to the lattice origin) are tested against a
+// few contiguous runs of candidates (structure of arrays). Each candidate vector is loaded once and
 // tested against every query of the block, so the queries' independent compare-and-compress
 // chains overlap in the pipeline. A candidate lands in its query's "sure" row when its float
 // squared distance is <= band.lo (certainly within r), in its "border" row when it lies in
@@ -30,6 +30,47 @@ struct SoaView {
   const std::uint32_t* ids;
 };
 
+/// A contiguous run of candidate indices [begin, end).
+struct CandidateRun {
+  std::uint32_t begin, end;
+};
+
+/// The runs of candidates one filter call tests, in order: at most kMaxRuns (a group search's
+/// stencil in 3D is up to nine runs, one per column: cell_list.hpp).
+inline constexpr int kMaxRuns = 9;
+struct CandidateRuns {
+  std::array<CandidateRun, kMaxRuns> run{};
+  int count = 0;
+
+  /// Appends [begin, end) when it is not empty.
+  void add(std::uint32_t begin, std::uint32_t end) {
+    if (begin < end) run[static_cast<std::size_t>(count++)] = CandidateRun{begin, end};
+  }
+  /// Appends [begin, end) (begin >= the last run's end), or extends the last run to `end` when
+  /// fewer than `bridge` candidates lie between them: testing those costs less than the extra
+  /// partly filled vector a run of its own ends with.
+  void add_bridged(std::uint32_t begin, std::uint32_t end, std::uint32_t bridge) {
+    if (begin >= end) return;
+    if (count > 0 && begin - run[static_cast<std::size_t>(count - 1)].end < bridge) {
+      run[static_cast<std::size_t>(count - 1)].end = end;
+    } else {
+      run[static_cast<std::size_t>(count++)] = CandidateRun{begin, end};
+    }
+  }
+  /// The same runs with every candidate index below `from` left out.
+  CandidateRuns from(std::uint32_t from) const {
+    CandidateRuns clipped;
+    for (int i = 0; i < count; ++i) clipped.add(std::max(run[i].begin, from), run[i].end);
+    return clipped;
+  }
+  /// Candidates in all runs.
+  std::uint32_t size() const {
+    std::uint32_t total = 0;
+    for (int i = 0; i < count; ++i) total += run[i].end - run[i].begin;
+    return total;
+  }
+};
+
 /// Queries tested together.
 inline constexpr int kBlockQueries = 4;
 /// No candidate is skipped (QueryBlock::skip).
@@ -46,10 +87,10 @@ struct QueryBlock {
 };
 
 /// Rows of one filter call: query q's sure ids at sure + q * stride, its border ids at
-/// border + q * stride. A row needs room for the range's length plus kFilterSlack (vector code
-/// stores whole registers). The counts are set by the call. With sure == nullptr the filter only
-/// counts the sure candidates (no compress, no store: a count search), border rows are still
-/// written.
+/// border + q * stride. A row needs room for the runs' candidates plus kFilterSlack (vector code
+/// stores whole registers at a row's cursor, which advances only by what it kept). The counts are
+/// set by the call. With sure == nullptr the filter only counts the sure candidates (no compress,
+/// no store: a count search), border rows are still written.
 struct BlockOutput {
   std::uint32_t* sure;
   std::uint32_t* border;
@@ -59,21 +100,22 @@ struct BlockOutput {
 };
 inline constexpr std::size_t kFilterSlack = 16;
 
-/// Fills `out` with the candidates j in [begin, end) of `points` for every query of `queries`.
+/// Fills `out` with the candidates j of the runs `runs` of `points` for every query of
+/// `queries`, run after run (each row lists its candidates in that order).
 template <int Dim>
-using BlockFilterFn = void (*)(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+using BlockFilterFn = void (*)(const SoaView<Dim>& points, const CandidateRuns& runs,
                                const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
 template <int Dim>
-void block_filter_scalar(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void block_filter_scalar(const SoaView<Dim>& points, const CandidateRuns& runs,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
 template <int Dim>
-void block_filter_avx2(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void block_filter_avx2(const SoaView<Dim>& points, const CandidateRuns& runs,
                        const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
 template <int Dim>
-void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void block_filter_avx512(const SoaView<Dim>& points, const CandidateRuns& runs,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out);
 
 /// The candidate indices some query of a block skips lie in [first, last] (with `after`, every
@@ -97,12 +139,12 @@ struct SkippedRange {
   }
 };
 
-/// Runs filter_vector.template operator()<kMaySkip>(j, left) over the candidates [begin, end) in
-/// vectors of kWidth (left: how many of j .. j + kWidth - 1 exist), with kMaySkip set for the
-/// vectors that meet `skipped`. Whole vectors first, with `left` a constant once inlined (plain
-/// loads, no lane mask), then the rest.
+/// Runs filter_vector.template operator()<kMaySkip>(j, left) over the candidates of each run in
+/// vectors of kWidth (left: how many of j .. j + kWidth - 1 exist in the run), with kMaySkip set
+/// for the vectors that meet `skipped`. In each run, whole vectors first, with `left` a constant
+/// once inlined (plain loads, no lane mask), then the rest.
 template <std::uint32_t kWidth, class FilterVector>
-void for_each_vector(std::uint32_t begin, std::uint32_t end, const SkippedRange& skipped,
+void for_each_vector(const CandidateRuns& runs, const SkippedRange& skipped,
                      FilterVector&& filter_vector) {
   const auto run = [&](std::uint32_t j, std::uint32_t left) {
     if (skipped.meets(j, kWidth)) {
@@ -111,9 +153,12 @@ void for_each_vector(std::uint32_t begin, std::uint32_t end, const SkippedRange&
       filter_vector.template operator()<false>(j, left);
     }
   };
-  std::uint32_t j = begin;
-  for (; end - j >= kWidth; j += kWidth) run(j, kWidth);
-  if (j < end) run(j, end - j);
+  for (int i = 0; i < runs.count; ++i) {
+    const std::uint32_t end = runs.run[static_cast<std::size_t>(i)].end;
+    std::uint32_t j = runs.run[static_cast<std::size_t>(i)].begin;
+    for (; end - j >= kWidth; j += kWidth) run(j, kWidth);
+    if (j < end) run(j, end - j);
+  }
 }
 
 /// The first slots of the sure rows of one SIMD filter call for Q queries (null in a count

@@ -42,7 +42,7 @@ inline std::uint32_t pack_store(std::uint32_t* out, __m256i ids, unsigned mask) 
 /// query skips pay for the skip test. Whole vectors of 8 candidates with plain loads first, then
 /// one masked vector for the rest.
 template <int Dim, int Q, bool kStoreSure>
-void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void filter_queries(const SoaView<Dim>& points, const CandidateRuns& runs,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   __m256 position[Q][Dim];
   for (int q = 0; q < Q; ++q) {
@@ -121,23 +121,23 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       }
     }
   };
-  for_each_vector<8>(begin, end, SkippedRange(queries), filter_vector);
+  for_each_vector<8>(runs, SkippedRange(queries), filter_vector);
   store_sure_counts<Q, kStoreSure>(sure, sure_count, out);
 }
 
 }  // namespace
 
 template <int Dim>
-void block_filter_avx2(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void block_filter_avx2(const SoaView<Dim>& points, const CandidateRuns& runs,
                        const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   for_filter_variant(queries, out, [&]<int Q, bool kStoreSure>() {
-    filter_queries<Dim, Q, kStoreSure>(points, begin, end, queries, band, out);
+    filter_queries<Dim, Q, kStoreSure>(points, runs, queries, band, out);
   });
 }
 
-template void block_filter_avx2<2>(const SoaView<2>&, std::uint32_t, std::uint32_t,
-                                   const QueryBlock<2>&, FloatBand, BlockOutput&);
-template void block_filter_avx2<3>(const SoaView<3>&, std::uint32_t, std::uint32_t,
-                                   const QueryBlock<3>&, FloatBand, BlockOutput&);
+template void block_filter_avx2<2>(const SoaView<2>&, const CandidateRuns&, const QueryBlock<2>&,
+                                   FloatBand, BlockOutput&);
+template void block_filter_avx2<3>(const SoaView<3>&, const CandidateRuns&, const QueryBlock<3>&,
+                                   FloatBand, BlockOutput&);
 
 }  // namespace spatialhash::detail

@@ -24,7 +24,7 @@ namespace {
 /// time per block of 4 queries and 216 candidates went from 195 to 141 ns (Emerald Rapids VM;
 /// docs/benchmarks.md, nineteenth session).
 template <int Dim, int Q, bool kStoreSure>
-void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void filter_queries(const SoaView<Dim>& points, const CandidateRuns& runs,
                     const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   __m512 position[Q][Dim];
   __m512i skip[Q];
@@ -94,23 +94,23 @@ void filter_queries(const SoaView<Dim>& points, std::uint32_t begin, std::uint32
       }
     }
   };
-  for_each_vector<16>(begin, end, SkippedRange(queries), filter_vector);
+  for_each_vector<16>(runs, SkippedRange(queries), filter_vector);
   store_sure_counts<Q, kStoreSure>(sure, sure_count, out);
 }
 
 }  // namespace
 
 template <int Dim>
-void block_filter_avx512(const SoaView<Dim>& points, std::uint32_t begin, std::uint32_t end,
+void block_filter_avx512(const SoaView<Dim>& points, const CandidateRuns& runs,
                          const QueryBlock<Dim>& queries, FloatBand band, BlockOutput& out) {
   for_filter_variant(queries, out, [&]<int Q, bool kStoreSure>() {
-    filter_queries<Dim, Q, kStoreSure>(points, begin, end, queries, band, out);
+    filter_queries<Dim, Q, kStoreSure>(points, runs, queries, band, out);
   });
 }
 
-template void block_filter_avx512<2>(const SoaView<2>&, std::uint32_t, std::uint32_t,
-                                     const QueryBlock<2>&, FloatBand, BlockOutput&);
-template void block_filter_avx512<3>(const SoaView<3>&, std::uint32_t, std::uint32_t,
-                                     const QueryBlock<3>&, FloatBand, BlockOutput&);
+template void block_filter_avx512<2>(const SoaView<2>&, const CandidateRuns&, const QueryBlock<2>&,
+                                     FloatBand, BlockOutput&);
+template void block_filter_avx512<3>(const SoaView<3>&, const CandidateRuns&, const QueryBlock<3>&,
+                                     FloatBand, BlockOutput&);
 
 }  // namespace spatialhash::detail
