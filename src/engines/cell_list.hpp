@@ -490,60 +490,62 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Which offsets of a group's cells along the axes before the last (copy_of()) its search
-  /// serves: gather_group() gathers the union's columns their stencils need.
+  /// serves: gather_group() gathers the parts of the union their stencils need.
   using GroupCopies = std::array<bool, kGroupCopies>;
 
-  /// Stencil parts of a group search fewer than this many candidates apart are tested as one run
+  /// Stencil runs of a group search fewer than this many candidates apart are tested as one run
   /// (GroupGather::stencil_of): a vector of the widest filter.
   static constexpr std::uint32_t kBridge = 16;
+  /// Rows of a group's union in 3D: its cells of one position along y (the second axis); 2D
+  /// unions have one.
+  static constexpr int kUnionRows = Dim == 3 ? kGroupSide : 1;
+  /// Cells of one copy (GroupGather) at one row and one position along the last axis: 3 along x.
+  static constexpr int kCopyWidth = 3;
 
   /// A group's gathered candidates (gather_group): the layout cell of each union cell, and where
-  /// each slab of each union cell begins among the gathered candidates. The union's columns within
-  /// the box [low, low + width) along the axes before the last are gathered one after another, x
-  /// fastest, each column's cells along the last axis in order and each cell's slabs in order,
-  /// so that a part (slab j of the cell at row z of column `column`) has the gathered index
-  /// (column * kGroupSide + z) * slabs + j (part_index()), and part i ends where part i + 1 begins.
-  /// The stencil of a cell's slab h, which leaves out the slabs below h of the row below and
-  /// those above h of the row above, is then one run per row of columns. Why those are beyond r:
-  /// a point of slab h of cell c has computed u >= c + h / slabs along the last axis, one of slab
-  /// j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h / slabs; computed u more
-  /// than 1 apart are more than r apart (the invariant of grid_geometry.hpp), and likewise above.
+  /// each slab of each gathered cell begins among the gathered candidates. The union is gathered
+  /// in copies, one per offset of the group's cells along x (the first axis): copy p holds union
+  /// columns p .. p + 2 along x. Within a copy the order is row (y, 3D), then position along the
+  /// last axis, then slab, then x fastest, so that the stencil of a cell's slab h (rows of its y
+  /// range, each from the slab-h part at its first position along the last axis to the slab-h
+  /// part at its last, which leaves out the slabs below h of the position below and those above
+  /// h of the position above) is one contiguous run per row: 3 runs in 3D, 1 in 2D. A full 3D
+  /// group gathers 12 cells per cell (a copy per offset along x and y, one contiguous stencil
+  /// each, gathered 18; one copy in column order gathered 8, but its stencils' runs, a cell apart,
+  /// took more vectors than the copy saved: docs/benchmarks.md, fiftieth session). Why the slabs
+  /// left out are beyond r: a point of slab h of cell c has computed u >= c + h / slabs along the
+  /// last axis, one of slab j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h /
+  /// slabs; computed u more than 1 apart are more than r apart (the invariant of
+  /// grid_geometry.hpp), and likewise above.
   struct GroupGather {
     std::array<std::uint32_t, kGroupCells> unit;
     int slabs = 1;
-    /// The gathered box of columns: union coordinates low[k] .. low[k] + width[k] - 1 along each
-    /// axis k before the last.
-    std::array<int, Dim - 1> low{}, width{};
-    std::array<std::uint32_t, kGroupCells * kSlabs + 1> part_begin{};
+    /// Per copy: its first gathered row (union y; 0 in 2D) and the index of its first part.
+    std::array<int, 2> row_low{}, copy_first{};
+    /// part_begin[part_index(...)]: where a gathered part begins; the next part's entry is where
+    /// it ends.
+    std::array<std::uint32_t, 2 * kUnionRows * kGroupSide * kSlabs * kCopyWidth + 1> part_begin{};
 
-    /// The gathered column of union coordinates `at` along the axes before the last (in the box).
-    int column(const std::array<int, Dim - 1>& at) const {
-      int index = 0;
-      for (int k = Dim - 2; k >= 0; --k) index = index * width[k] + (at[k] - low[k]);
-      return index;
+    /// Index of the part holding slab j of the union cell at union x = copy + dx, row y, position
+    /// z along the last axis, in copy `copy`.
+    int part_index(int copy, int y, int z, int j, int dx) const {
+      return copy_first[static_cast<std::size_t>(copy)] +
+             (((y - row_low[static_cast<std::size_t>(copy)]) * kGroupSide + z) * slabs + j) *
+                 kCopyWidth +
+             dx;
     }
-    /// Index in part_begin of slab j of the union cell at row z of gathered column `column`.
-    int part_index(int column, int z, int j) const { return (column * kGroupSide + z) * slabs + j; }
 
-    /// The gathered runs of the stencil of slab h of `cell` (a cell of the group, its columns
-    /// gathered); with one slab (whole cells), h = 0 is the whole stencil. Union coordinates:
-    /// the stencil spans the cell's offset in its parent .. that + 2 along every axis. A column's
-    /// part of it runs from its first stencil row to its last; parts fewer than kBridge
-    /// candidates apart are tested as one run (CandidateRuns::add_bridged), so on sparse cells
-    /// the stencil is one run per row of columns and on dense ones exactly its 3^(Dim-1) parts.
+    /// The gathered runs of the stencil of slab h of `cell` (a cell of the group, its copy
+    /// gathered); with one slab (whole cells), h = 0 is the whole stencil.
     CandidateRuns stencil_of(const Cell<Dim>& cell, int h) const {
+      const auto x = static_cast<int>(cell[0] & 1);
+      const auto y = Dim == 3 ? static_cast<int>(cell[1] & 1) : 0;
       const auto z = static_cast<int>(cell[Dim - 1] & 1);
-      std::array<int, Dim - 1> at;
-      for (int k = 0; k < Dim - 1; ++k) at[k] = static_cast<int>(cell[k] & 1);
       CandidateRuns runs;
-      for (int t = 0; t < kCrossSection; ++t) {
-        // Column t of the stencil's cross-section (x fastest): base-3 digit k of t along axis k.
-        std::array<int, Dim - 1> from = at;
-        for (int k = 0, digits = t; k < Dim - 1; ++k, digits /= 3) from[k] += digits % 3;
-        const int column_index = column(from);
+      for (int dy = 0; dy < (Dim == 3 ? 3 : 1); ++dy) {
         runs.add_bridged(
-            part_begin[static_cast<std::size_t>(part_index(column_index, z, h))],
-            part_begin[static_cast<std::size_t>(part_index(column_index, z + 2, h) + 1)], kBridge);
+            part_begin[static_cast<std::size_t>(part_index(x, y + dy, z, h, 0))],
+            part_begin[static_cast<std::size_t>(part_index(x, y + dy, z + 2, h, 2) + 1)], kBridge);
       }
       return runs;
     }
@@ -551,10 +553,10 @@ class CellList final : public EngineBase<Dim, T> {
     /// The gathered index of the first point of slab h of `cell` (a cell of the group): its own
     /// part, at union coordinates its offset in its parent + 1.
     std::uint32_t own_of(const Cell<Dim>& cell, int h) const {
-      std::array<int, Dim - 1> at;
-      for (int k = 0; k < Dim - 1; ++k) at[k] = static_cast<int>(cell[k] & 1) + 1;
+      const auto x = static_cast<int>(cell[0] & 1);
+      const auto y = Dim == 3 ? static_cast<int>(cell[1] & 1) + 1 : 0;
       const auto z = static_cast<int>(cell[Dim - 1] & 1) + 1;
-      return part_begin[static_cast<std::size_t>(part_index(column(at), z, h))];
+      return part_begin[static_cast<std::size_t>(part_index(x, y, z, h, 1))];
     }
   };
 
@@ -566,8 +568,8 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Looks up the 4^Dim union cells of the group of `cell` (lattice coordinates; may lie off the
-  /// lattice) and gathers, in column order (GroupGather), the union's columns that the stencils of
-  /// cells at the offsets `needs` meet, each cell split into `slabs` slabs (1, or the layout's),
+  /// lattice) and gathers the copies (GroupGather) that the cells at the offsets `needs` use, each
+  /// with the rows their stencils meet, each cell split into `slabs` slabs (1, or the layout's),
   /// with original indices or sorted positions as ids (gather()).
   GroupGather gather_group(const Cell<Dim>& cell, const GroupCopies& needs, int slabs, Ids ids,
                            Gathered<Dim>& g) const {
@@ -591,49 +593,40 @@ class CellList final : public EngineBase<Dim, T> {
       layout_.for_each_cell_in_box(base, kGroupSide,
                                    [&](int u, std::uint32_t found) { group.unit[u] = found; });
     }
-    // The box of columns: along each axis k before the last, offsets 0 and 1 in the parent need
-    // union columns 0 .. 2 and 1 .. 3.
-    for (int k = 0; k < Dim - 1; ++k) {
-      bool low_offset = false, high_offset = false;
-      for (int copy = 0; copy < kGroupCopies; ++copy) {
-        if (!needs[static_cast<std::size_t>(copy)]) continue;
-        ((copy >> k & 1) != 0 ? high_offset : low_offset) = true;
-      }
-      group.low[k] = low_offset ? 0 : 1;
-      group.width[k] = 3 + static_cast<int>(low_offset && high_offset);
-    }
-    std::array<int, Dim - 1> columns{};
-    int column_count = 1;
-    for (int k = 0; k < Dim - 1; ++k) column_count *= group.width[k];
     // The parts as ranges of the layout, touching ones merged.
-    std::array<Range, kGroupCells * kSlabs> ranges;
+    std::array<Range, 2 * kUnionRows * kGroupSide * kSlabs * kCopyWidth> ranges;
     int count = 0, part = 0;
     std::uint32_t at = 0;
-    for (int column = 0; column < column_count; ++column) {
-      // Union index of the column's first cell (x fastest).
-      int column_unit = 0;
-      for (int k = Dim - 2; k >= 0; --k) {
-        column_unit = column_unit * kGroupSide + group.low[k] + columns[k];
+    for (int copy = 0; copy < 2; ++copy) {
+      // The rows the copy's cells need: y offset o needs rows o .. o + 2.
+      int row_low = kUnionRows, row_high = -1;
+      for (int bits = 0; bits < kGroupCopies; ++bits) {
+        if (!needs[static_cast<std::size_t>(bits)] || (bits & 1) != copy) continue;
+        const int y = Dim == 3 ? bits >> 1 & 1 : 0;
+        row_low = std::min(row_low, y);
+        row_high = std::max(row_high, Dim == 3 ? y + 2 : 0);
       }
-      for (int z = 0; z < kGroupSide; ++z) {
-        const std::uint32_t found =
-            group.unit[static_cast<std::size_t>(column_unit + z * (kGroupCells / kGroupSide))];
-        for (int j = 0; j < slabs; ++j) {
-          group.part_begin[static_cast<std::size_t>(part++)] = at;
-          if (found == CellListLayout<Dim>::kNoCell) continue;
-          const Range r = part_of(found, j, slabs);
-          if (r.end == r.begin) continue;
-          if (count > 0 && ranges[count - 1].end == r.begin) {
-            ranges[count - 1].end = r.end;
-          } else {
-            ranges[count++] = r;
+      group.row_low[static_cast<std::size_t>(copy)] = row_low;
+      group.copy_first[static_cast<std::size_t>(copy)] = part;
+      for (int y = row_low; y <= row_high; ++y) {
+        for (int z = 0; z < kGroupSide; ++z) {
+          for (int j = 0; j < slabs; ++j) {
+            for (int dx = 0; dx < kCopyWidth; ++dx) {
+              group.part_begin[static_cast<std::size_t>(part++)] = at;
+              const std::uint32_t found = group.unit[static_cast<std::size_t>(
+                  copy + dx + kGroupSide * y + (kGroupCells / kGroupSide) * z)];
+              if (found == CellListLayout<Dim>::kNoCell) continue;
+              const Range r = part_of(found, j, slabs);
+              if (r.end == r.begin) continue;
+              if (count > 0 && ranges[count - 1].end == r.begin) {
+                ranges[count - 1].end = r.end;
+              } else {
+                ranges[count++] = r;
+              }
+              at += r.end - r.begin;
+            }
           }
-          at += r.end - r.begin;
         }
-      }
-      for (int k = 0; k < Dim - 1; ++k) {
-        if (++columns[k] < group.width[k]) break;
-        columns[k] = 0;
       }
     }
     group.part_begin[static_cast<std::size_t>(part)] = at;
