@@ -5,11 +5,11 @@
 // contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
 // cell are tested against them kBlockQueries at a time with a SIMD block filter. Full-stencil
 // searches (neighbor lists) take the cells of one parent cell together (search_group): their
-// stencils share most cells, so the union is looked up and gathered once, column by column, and
-// each cell's stencil is a few runs of it (one per row of columns, or one per column on dense
-// cells); on dense data, points are sorted by slab
-// (half a cell along the last axis) within their cells, and a slab's stencil leaves out the slabs
-// of the rows below and above that lie beyond r. Candidates whose float distance falls
+// stencils share most cells, so the union is looked up once and gathered in two copies, one per
+// offset along x, arranged so that each cell's stencil is one contiguous run per row along y; on
+// dense data, points are sorted by slab (half a cell along the last axis) within their cells, and
+// a slab's stencil leaves out the slabs of the cells below and above that lie beyond r.
+// Candidates whose float distance falls
 // in the rounding band around r are re-decided with the double rule (float_band.hpp), so results
 // are exact. Float coordinates are relative to their float frame (1024 cells per axis,
 // cell_list_layout.hpp), so that band stays narrow on lattices of any extent; a search whose
@@ -429,19 +429,13 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// Full-stencil search of the cells [first, last), which share one parent cell (a group of up
   /// to 2^Dim cells, consecutive in Z-order; cells[c - first] are the coordinates of cell c). Their
-  /// stencils together cover 4^Dim cells, looked up once and gathered once, in column order
-  /// (GroupGather): the union's columns (its cells of one position along the axes before the
-  /// last) one after another, the last axis fastest within a column. The stencil of a cell is
-  /// then 3^(Dim-2) runs of the gathered candidates (3 in 3D, one per row of columns; 1 in 2D),
-  /// each from the cell's first stencil column at its first stencil row to its last stencil column
-  /// at its last stencil row: 11 cells of the union per run where the stencil needs 9, and no cell
-  /// is gathered twice (a full 3D group gathers 8 cells per cell, where a copy per cell offset
-  /// gathered 18 with every stencil one contiguous range). A group of dense cells
-  /// (slabs_for_group) is searched slab by slab: each cell is gathered slab after slab, and the
-  /// points of slab h of a cell meet only the slabs >= h of the row below and <= h of the row
-  /// above (the others lie more than r away along the last axis: W3 tests 15% fewer candidates),
-  /// which in column order is still one run per row of columns. A count search (Ids::none)
-  /// reports counts with null rows.
+  /// stencils together cover 4^Dim cells, looked up once and gathered in copies, one per offset
+  /// of the group's cells along x (GroupGather), so that each cell's stencil is one contiguous run
+  /// per row along y (3 runs in 3D, 1 in 2D). A full 3D group gathers 12 cells per cell. A group
+  /// of dense cells (slabs_for_group) is searched slab by slab: each cell is gathered slab after
+  /// slab, and the points of slab h of a cell meet only the slabs >= h of the cells below and <=
+  /// h of the cells above along the last axis (the others lie more than r away: W3 tests 15% fewer
+  /// candidates), still one run per row. A count search (Ids::none) reports counts with null rows.
   template <class Emit>
   void search_group(std::uint32_t first, std::uint32_t last,
                     const std::array<Cell<Dim>, kParentCells>& cells, Ids ids,
@@ -510,9 +504,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// range, each from the slab-h part at its first position along the last axis to the slab-h
   /// part at its last, which leaves out the slabs below h of the position below and those above
   /// h of the position above) is one contiguous run per row: 3 runs in 3D, 1 in 2D. A full 3D
-  /// group gathers 12 cells per cell (a copy per offset along x and y, one contiguous stencil
-  /// each, gathered 18; one copy in column order gathered 8, but its stencils' runs, a cell apart,
-  /// took more vectors than the copy saved: docs/benchmarks.md, fiftieth session). Why the slabs
+  /// group gathers 12 cells per cell. A copy per offset along x and y (one contiguous stencil
+  /// each) gathered 18, and counted 1.05-1.09x slower; one copy in column order gathered 8, but
+  /// its stencils, runs with a cell between them, took more filter vectors and gained less
+  /// (docs/benchmarks.md, fiftieth session). Why the slabs
   /// left out are beyond r: a point of slab h of cell c has computed u >= c + h / slabs along the
   /// last axis, one of slab j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h /
   /// slabs; computed u more than 1 apart are more than r apart (the invariant of

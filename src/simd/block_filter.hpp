@@ -36,8 +36,8 @@ struct CandidateRun {
 };
 
 /// The runs of candidates one filter call tests, in order: at most kMaxRuns (a group search's
-/// stencil in 3D is up to nine runs, one per column: cell_list.hpp).
-inline constexpr int kMaxRuns = 9;
+/// stencil in 3D is three runs, one per row along y: cell_list.hpp).
+inline constexpr int kMaxRuns = 3;
 struct CandidateRuns {
   std::array<CandidateRun, kMaxRuns> run{};
   int count = 0;
