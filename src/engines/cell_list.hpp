@@ -507,11 +507,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// group gathers 12 cells per cell. A copy per offset along x and y (one contiguous stencil
   /// each) gathered 18, and counted 1.05-1.09x slower; one copy in column order gathered 8, but
   /// its stencils, runs with a cell between them, took more filter vectors and gained less
-  /// (docs/benchmarks.md, fiftieth session). Why the slabs
-  /// left out are beyond r: a point of slab h of cell c has computed u >= c + h / slabs along the
-  /// last axis, one of slab j < h of cell c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h /
-  /// slabs; computed u more than 1 apart are more than r apart (the invariant of
-  /// grid_geometry.hpp), and likewise above.
+  /// (docs/benchmarks.md, fiftieth session). Why the slabs left out are beyond r: a point of slab
+  /// h of cell c has computed u >= c + h / slabs along the last axis, one of slab j < h of cell
+  /// c - 1 has u < c - 1 + (j + 1) / slabs <= c - 1 + h / slabs; computed u more than 1 apart are
+  /// more than r apart (the invariant of grid_geometry.hpp), and likewise above.
   struct GroupGather {
     std::array<std::uint32_t, kGroupCells> unit;
     int slabs = 1;
