@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, command 2: set everything up, build, and run every test:
-#   1. release build with -Wall -Wextra -Werror: C++ tests, CLI tests, Python tests, benchmark smoke
+#   1. release build with -Wall -Wextra -Werror: C++ tests, CLI tests, Python tests, benchmark smoke,
+#      and the in-process A/B tool built and run once
 #   2. the C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. a portable build without AVX2 and AVX-512 (the library and its kernel-choice tests)
 #   4. clang-format check, and an install + find_package(spatialhash) consumer build
@@ -17,6 +18,9 @@ cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPATIALHASH_WERRO
   -DSPATIALHASH_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"
+
+echo "== in-process A/B tool (bench/ab_inprocess.sh), against HEAD itself, 20000 points"
+bash bench/ab_inprocess.sh HEAD W1 20000 1 2
 
 echo "== sanitizer build (ASan + UBSan), C++ tests"
 # Warnings stay on but not fatal here: -Werror is enforced by the release build above, and GCC 12

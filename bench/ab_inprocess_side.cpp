@@ -1,0 +1,42 @@
+// One side of bench/ab_inprocess.sh: times one operation of the spatialhash library this file is
+// compiled against. The script compiles it twice, against two builds of the library whose
+// namespaces differ (the BEFORE build is compiled with -Dspatialhash=spatialhash_before), each
+// time naming the function after its side (AB_SIDE_FUNCTION), so that one process holds both.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "spatialhash/spatialhash.hpp"
+
+namespace {
+
+template <int Dim>
+double time_op(const float* points, std::size_t n, double radius, int threads, int op,
+               std::uint64_t& entries) {
+  const auto start = std::chrono::steady_clock::now();
+  const spatialhash::Index<Dim, float> index(spatialhash::PointsView<Dim, float>(points, n, Dim),
+                                             radius, {.threads = threads});
+  auto from = start;
+  entries = 0;
+  if (op == 0) {
+    from = std::chrono::steady_clock::now();  // counts: the search alone
+    for (const auto count : index.neighbor_counts()) entries += count;
+  } else if (op == 1) {
+    const auto rows = index.neighbor_rows();
+    for (std::size_t i = 0; i < rows.size(); ++i) entries += rows.row(i).size();
+  } else {
+    entries = index.neighbor_lists().indices.size();
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
+}
+
+}  // namespace
+
+/// Milliseconds of operation `op` (0: neighbor_counts() on a built index; 1: build +
+/// neighbor_rows(); 2: build + neighbor_lists()) on `n` points of dimension `dim` (2 or 3), and
+/// the neighbor entries it found.
+double AB_SIDE_FUNCTION(const float* points, std::size_t n, int dim, double radius, int threads,
+                        int op, std::uint64_t& entries) {
+  return dim == 2 ? time_op<2>(points, n, radius, threads, op, entries)
+                  : time_op<3>(points, n, radius, threads, op, entries);
+}
