@@ -14,12 +14,12 @@ if [ $# -ne 5 ]; then
   sed -n '7,8p' "$0" | sed 's/^# *//' >&2
   exit 2
 fi
+cd "$(dirname "$0")/.."
 if ! before=$(git rev-parse --quiet --verify "$1^{commit}"); then
   echo "bench/ab_inprocess.sh: BEFORE '$1' is not a git revision" >&2
   exit 2
 fi
 shift
-cd "$(dirname "$0")/.."
 out=build-ab
 mkdir -p "$out"
 library() {  # SOURCE BUILD_DIR EXTRA_FLAGS: the static library alone, Release

@@ -127,8 +127,6 @@ class CellList final : public EngineBase<Dim, T> {
   /// cells along each axis.
   static constexpr int kGroupSide = 4;
   static constexpr int kGroupCells = Dim == 2 ? 16 : 64;
-  /// Cells in a cross-section of a stencil: 3^(Dim-1).
-  static constexpr int kCrossSection = Dim == 2 ? 3 : 9;
   /// Copies of a group's union (search_group): one per offset along the axes before the last.
   static constexpr int kGroupCopies = 1 << (Dim - 1);
   /// Cells of a parent cell: at most this many cells make a group (search_group).
