@@ -277,11 +277,21 @@ bool z_order_less(const std::array<std::uint32_t, Dim>& a,
   return false;
 }
 
+/// Whether 3D cell a comes before b in column order: the Z-order of (x, y), then z.
+template <int Dim>
+bool column_order_less(const std::array<std::uint32_t, Dim>& a,
+                       const std::array<std::uint32_t, Dim>& b) {
+  const std::array<std::uint32_t, 2> a_column{a[0], a[1]}, b_column{b[0], b[1]};
+  if (a_column != b_column) return z_order_less<2>(a_column, b_column);
+  return a[Dim - 1] < b[Dim - 1];
+}
+
 /// Every sorted position of `layout` holds a point of `coords` (each once) in the cell and slab
 /// that position says, by the lattice rule in double: u = (x - origin) * inv_cell, cell floor(u),
 /// slab floor((u - floor(u)) * slabs) along the last axis; its float coordinates are the point's,
 /// relative to the origin of its cell's float frame. The cells are distinct and in the Z-order of
-/// their full coordinates, also on lattices wider than a Morton code holds (coarse keys).
+/// their full coordinates, also on lattices wider than a Morton code holds (coarse keys), or, on a
+/// layout in column order, in column order, each column's cells listed in column_cells.
 template <int Dim, class T>
 void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords,
                  const spatialhash::detail::GridGeometry<Dim>& grid, const std::string& where) {
@@ -317,8 +327,27 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
   }
   ASSERT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
   for (std::uint32_t c = 1; c < layout.cells(); ++c) {
-    ASSERT_TRUE(z_order_less<Dim>(coords_of_cells[c - 1], coords_of_cells[c]))
-        << where << ": cell " << c << " is not after cell " << c - 1 << " in Z-order";
+    if (layout.columns) {
+      ASSERT_TRUE(column_order_less<Dim>(coords_of_cells[c - 1], coords_of_cells[c]))
+          << where << ": cell " << c << " is not after cell " << c - 1 << " in column order";
+    } else {
+      ASSERT_TRUE(z_order_less<Dim>(coords_of_cells[c - 1], coords_of_cells[c]))
+          << where << ": cell " << c << " is not after cell " << c - 1 << " in Z-order";
+    }
+  }
+  if (layout.columns) {
+    // Each lattice column's entry holds exactly the cells of that column.
+    std::vector<std::array<std::uint32_t, 2>> expected(
+        static_cast<std::size_t>(layout.dims[0] * layout.dims[1]), {0, 0});
+    for (std::uint32_t c = 0; c < layout.cells(); ++c) {
+      const auto column =
+          static_cast<std::size_t>(coords_of_cells[c][0] + layout.dims[0] * coords_of_cells[c][1]);
+      if (expected[column][0] == expected[column][1]) expected[column][0] = c;
+      ASSERT_EQ(expected[column][1] == 0 || expected[column][1] == c, true)
+          << where << ": column " << column << " is not contiguous";
+      expected[column][1] = c + 1;
+    }
+    ASSERT_EQ(layout.column_cells, expected) << where;
   }
 }
 

@@ -142,7 +142,7 @@ void CellList<Dim, T>::make_blocks() {
       group_offset_[u] = group_offset_[u] * layout_.dims[k] + digit % kGroupSide;
     }
   }
-  // Blocks end between groups (search_group).
+  // Blocks end between groups (search_group), or anywhere in column order (search_columns).
   const std::size_t fair_share =
       layout_.size() / (static_cast<std::size_t>(this->context_.threads) * kBlocksPerThread);
   const auto block_points = static_cast<std::uint32_t>(
@@ -155,7 +155,7 @@ void CellList<Dim, T>::make_blocks() {
     walk.next();
     points_in_block += layout_.cell_start[c + 1] - layout_.cell_start[c];
     if (points_in_block >= block_points &&
-        (c + 1 == layout_.cells() || !same_parent(cell, cell_of(walk)))) {
+        (c + 1 == layout_.cells() || layout_.columns || !same_parent(cell, cell_of(walk)))) {
       blocks_.push_back(c + 1);
       points_in_block = 0;
     }

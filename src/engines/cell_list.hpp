@@ -3,8 +3,12 @@
 // Points are reordered by cell along a Z-order curve into a float structure-of-arrays copy
 // (cell_list_layout.hpp). A search walks the cells; each cell gathers its own points and then the
 // contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
-// cell are tested against them kBlockQueries at a time with a SIMD block filter. Full-stencil
-// searches (neighbor lists) take the cells of one parent cell together (search_group): their
+// cell are tested against them kBlockQueries at a time with a SIMD block filter. On 3D lattices of
+// one float frame with the dense array (most dense data), cells are sorted by column instead (the
+// cells of one (x, y), then z), and full-stencil searches (counts, lists, rows) test steps of one
+// or two cells of a column against the 9 runs of the layout their stencil makes, where the points
+// lie, with no gather (search_columns). Other full-stencil searches (neighbor lists) take the
+// cells of one parent cell together (search_group): their
 // stencils share most cells, so the union is looked up once and gathered in two copies, one per
 // offset along x, arranged so that each cell's stencil is one contiguous run per row along y; on
 // dense data, points are sorted by slab (half a cell along the last axis) within their cells, and
@@ -391,6 +395,10 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
+    if (stencil == Stencil::full && layout_.columns) {
+      search_columns(b, ids, search, work, emit);
+      return;
+    }
     const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
     CellWalk walk(layout_, begin);
     if (stencil == Stencil::full && grid_.reach == 1) {
@@ -469,6 +477,130 @@ class CellList final : public EngineBase<Dim, T> {
             [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
               emit(slab_first + p, row, kept);
             });
+      }
+    }
+  }
+
+  /// Full-stencil search of the cells of block b on a layout in column order
+  /// (CellListLayout::columns: 3D, cells of edge r, one float frame). The cells of a column are
+  /// taken in steps along z: two cells z, z + 1 together, whose stencils' union is z - 1 .. z + 2
+  /// of the 9 columns around them, or, on cells with slabs (a cell of at least kSlabMinPoints
+  /// points on a layout with slabs), one slab h of one cell, whose stencil runs in each column from
+  /// slab h of cell z - 1 to slab h of cell z + 1 (the slabs beyond lie more than r away:
+  /// GroupGather). Either way the stencil is one contiguous run of the layout per column, at most
+  /// 9 runs, and the step's queries are tested against them where they lie: no gather, for a
+  /// third more candidates than a 27-cell stencil on steps of two cells. The filter reads the
+  /// layout's coordinates and original indices (`order`) in place; a search for sorted positions
+  /// (Ids::sorted_position) gathers the runs first. Cursors, one per neighbouring column, walk up
+  /// the columns with the steps. Against the group search on the same data (in-process A/B, 1M
+  /// points, 2 threads): counts 1.07-1.28x as fast on W1, W2 and W5; steps of one cell (27 cells'
+  /// candidates) measured the same as steps of two (docs/benchmarks.md, fifty-first session).
+  template <class Emit>
+  void search_columns(std::int64_t b, Ids ids, const Search& search, CellWork<Dim>& work,
+                      Emit&& emit) const {
+    if constexpr (Dim == 3) {
+      const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
+      const auto& coords = layout_.cell_coord;
+      const auto& starts = layout_.cell_start;
+      const auto& points = this->context_.points;
+      constexpr int kColumns = 9;
+      // The neighbouring columns with cells: per column, its first cell not below the current
+      // step's stencil, its first cell above it, and its end (cursors that only move up);
+      // `center` is the walk's own column among them.
+      std::array<std::array<std::uint32_t, 3>, kColumns> column{};
+      int columns = 0, center = 0;
+      std::size_t current = ~std::size_t{0};
+      SoaView<Dim> in_place;
+      for (int k = 0; k < Dim; ++k) in_place.axis[k] = layout_.axis[k].data();
+      in_place.ids = layout_.order.data();
+      for (std::uint32_t c = begin; c < end;) {
+        const auto& at = coords[c];
+        const std::size_t own_column = layout_.column_of(at);
+        if (own_column != current) {
+          current = own_column;
+          columns = 0;
+          for (int dy = -1; dy <= 1; ++dy) {
+            for (int dx = -1; dx <= 1; ++dx) {
+              const std::int64_t x = std::int64_t{at[0]} + dx, y = std::int64_t{at[1]} + dy;
+              if (x < 0 || y < 0 || x >= layout_.dims[0] || y >= layout_.dims[1]) continue;
+              const auto cells =
+                  layout_.column_cells[static_cast<std::size_t>(x + layout_.dims[0] * y)];
+              if (cells[0] == cells[1]) continue;
+              if (dx == 0 && dy == 0) center = columns;
+              column[static_cast<std::size_t>(columns++)] = {cells[0], cells[0], cells[1]};
+            }
+          }
+        }
+        const std::int64_t z = at[2];
+        const int slabs = layout_.slabs() > 1 && starts[c + 1] - starts[c] >= kSlabMinPoints
+                              ? layout_.slabs()
+                              : 1;
+        std::uint32_t last = c + 1;
+        if (slabs == 1 && last < end && coords[last][2] == at[2] + 1 &&
+            layout_.column_of(coords[last]) == own_column) {
+          ++last;
+        }
+        const std::int64_t z_low = z - 1, z_high = std::int64_t{coords[last - 1][2]} + 1;
+        // Each column's cells within z_low .. z_high.
+        std::array<std::array<std::uint32_t, 2>, kColumns> near{};
+        for (int i = 0; i < columns; ++i) {
+          auto& [next, high, stop] = column[static_cast<std::size_t>(i)];
+          while (next < stop && coords[next][2] < z_low) ++next;
+          high = std::max(high, next);
+          while (high < stop && coords[high][2] <= z_high) ++high;
+          near[static_cast<std::size_t>(i)] = {next, high};
+        }
+        for (int h = 0; h < slabs; ++h) {
+          const Range queries = slabs == 1 ? Range{starts[c], starts[last]} : part_of(c, h, slabs);
+          if (queries.begin == queries.end) continue;
+          CandidateRuns runs;
+          // Candidates in the runs before the own column's, and where the own column's begins.
+          std::uint32_t before_center = 0, center_from = 0;
+          for (int i = 0; i < columns; ++i) {
+            const auto [low, high] = near[static_cast<std::size_t>(i)];
+            if (low == high) continue;
+            std::uint32_t from = starts[low], to = starts[high];
+            if (slabs > 1) {
+              if (coords[low][2] == z_low) from = layout_.slab_begin(low, h);
+              if (coords[high - 1][2] == z_high) to = layout_.slab_begin(high - 1, h + 1);
+            }
+            if (i < center) before_center += to - from;
+            if (i == center) center_from = from;
+            runs.add(from, to);
+          }
+          const bool gathered = ids == Ids::sorted_position;
+          // The candidate index of the step's first query: its sorted position in place, its
+          // place in the gathered runs otherwise.
+          std::uint32_t own = queries.begin;
+          if (gathered) {
+            gather(std::span<const Range>(runs.run.data(), static_cast<std::size_t>(runs.count)),
+                   work.g, ids);
+            own = before_center + (queries.begin - center_from);
+            runs = all_gathered(work.g);
+          }
+          filter_runs(
+              work, gathered ? work.g.view() : in_place, ids == Ids::none,
+              queries.end - queries.begin, search, runs,
+              [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+                block.after = false;
+                for (int q = 0; q < block.count; ++q) {
+                  for (int k = 0; k < Dim; ++k) {
+                    block.position[q][k] = layout_.axis[k][queries.begin + p0 + q];
+                  }
+                  block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
+                }
+                return std::uint32_t{0};
+              },
+              [&](std::uint32_t p, std::uint32_t id) {
+                const index_t other = gathered ? layout_.order[id] : id;
+                return distance_squared(points, layout_.order[queries.begin + p], other) <=
+                       search.r2;
+              },
+              [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
+                emit(queries.begin + p, row, kept);
+              });
+        }
+        c = last;
       }
     }
   }
@@ -675,13 +807,20 @@ class CellList final : public EngineBase<Dim, T> {
   void filter_gathered(CellWork<Dim>& work, bool count_only, std::uint32_t count,
                        const Search& search, const CandidateRuns& runs, Setup&& setup,
                        Within&& within, Emit&& emit) const {
-    const Gathered<Dim>& g = work.g;
+    filter_runs(work, work.g.view(), count_only, count, search, runs, setup, within, emit);
+  }
+
+  /// filter_gathered() against the runs `runs` of the candidates `view` (the gathered ones, or
+  /// the layout's own arrays: search_columns).
+  template <class Setup, class Within, class Emit>
+  void filter_runs(CellWork<Dim>& work, const SoaView<Dim>& view, bool count_only,
+                   std::uint32_t count, const Search& search, const CandidateRuns& runs,
+                   Setup&& setup, Within&& within, Emit&& emit) const {
     const std::size_t stride = runs.size() + kFilterSlack;
     work.sure.clear();
     work.border.clear();
     BlockOutput out{count_only ? nullptr : work.sure.reserve_more(stride * kBlockQueries),
                     work.border.reserve_more(stride * kBlockQueries), stride};
-    const SoaView<Dim> view = g.view();
     QueryBlock<Dim> block;
     for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
       block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));

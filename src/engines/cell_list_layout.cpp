@@ -1,4 +1,5 @@
-// Building the cell_list layout: Morton keys (SIMD key pass, simd/cell_keys.hpp), parallel radix
+// Building the cell_list layout: Morton keys (SIMD key pass, simd/cell_keys.hpp; rewritten as
+// column keys for a layout in column order), parallel radix
 // sort (keys of up to 32 bits packed with their point's index in one 64-bit record) that carries
 // the float coordinates of points in random order along, or a float gather in sorted order, cell
 // table.
@@ -157,6 +158,40 @@ class FrameOrigins {
   std::array<double, Dim> origin_{};
 };
 
+/// Column keys (cell_list_layout.hpp) from the key pass's Morton codes, three levels (9 bits: x,
+/// y, z of each) at a time through a table: entry b holds the 6 bits of x and y of those levels
+/// in Morton order of (x, y) in its low byte, their 3 bits of z above.
+class ColumnKeys {
+ public:
+  constexpr ColumnKeys() {
+    for (std::uint32_t b = 0; b < 512; ++b) {
+      std::uint32_t xy = 0, z = 0;
+      for (int level = 0; level < 3; ++level) {
+        xy |= (b >> (3 * level) & 3u) << (2 * level);
+        z |= (b >> (3 * level + 2) & 1u) << level;
+      }
+      table_[b] = static_cast<std::uint16_t>(xy | z << 8);
+    }
+  }
+  /// The column key of the cell whose 3D Morton code (of at most 30 bits: 10 per axis) is
+  /// `morton`, with `z_bits` bits of z.
+  constexpr std::uint64_t operator()(std::uint64_t morton, int z_bits) const {
+    std::uint64_t xy = 0, z = 0;
+    for (int part = 0; part < 4; ++part) {
+      const std::uint16_t entry = table_[morton >> (9 * part) & 511u];
+      xy |= static_cast<std::uint64_t>(entry & 0xFFu) << (6 * part);
+      z |= static_cast<std::uint64_t>(entry >> 8) << (3 * part);
+    }
+    return xy << z_bits | z;
+  }
+
+ private:
+  std::array<std::uint16_t, 512> table_{};
+};
+inline constexpr ColumnKeys kColumnKeys{};
+static_assert(kColumnKeys(morton_code<3>({5, 9, 1000}), 10) ==
+              (morton_code<2>({5, 9}) << 10 | 1000));
+
 }  // namespace
 
 template <int Dim>
@@ -190,6 +225,13 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   layout.slab_bits = slab_bits;
   const int key_bits = Dim * (bits - shift) + slab_bits;
   const bool packed = shift == 0 && key_bits <= 32;
+  // Column order: the key pass's Morton codes rewritten as column keys (one frame, 10 bits per
+  // axis at most: a packed key).
+  layout.columns = column_order_for(grid, n) && packed;
+  if (layout.columns) {
+    layout.z_bits =
+        static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[Dim - 1] - 1)));
+  }
   ResultVector<std::uint64_t> keys;
   // The key of the cell at sorted position s (slab bits dropped), and the slab.
   const auto key_at = [&](std::int64_t s) {
@@ -212,8 +254,17 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t c = 0; c < chunks; ++c) {
       const auto first = static_cast<std::size_t>(c * kChunk);
-      cell_keys(input, first, std::min(n, first + kChunk), keys.data(),
-                packed ? nullptr : layout.order.data());
+      const std::size_t last = std::min(n, first + kChunk);
+      cell_keys(input, first, last, keys.data(), packed ? nullptr : layout.order.data());
+      if (layout.columns) {
+        const std::uint64_t slab_mask = (std::uint64_t{1} << slab_bits) - 1;
+        for (std::size_t i = first; i < last; ++i) {
+          const std::uint64_t key = keys[i] >> 32;
+          const std::uint64_t column_key =
+              kColumnKeys(key >> slab_bits, layout.z_bits) << slab_bits | (key & slab_mask);
+          keys[i] = column_key << 32 | (keys[i] & 0xFFFFFFFFu);
+        }
+      }
     }
   }
   // Float coordinates in sorted order (relative to their frame's origin), and the cell
@@ -319,7 +370,9 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // The cell coordinates are decoded from the keys (a full-resolution key is its cell's Morton
   // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
   // points (read at random: a cache miss per cell at 4M points).
+  // (Column keys lie below the frame bits: their frames decoded as frame 0, as they are.)
   const std::vector<CellCoord> coords = layout.index_cells(marks, threads, [&](std::uint32_t s) {
+    if (layout.columns) return layout.cell_of_key(key_at(s));
     CellCoord c = morton_decode<Dim>(key_at(s));
     if (shift > 0) {
       const CellCoord low = morton_decode<Dim>(fine[s]);
@@ -328,9 +381,34 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     return c;
   });
   layout.index_slabs(threads, slab_at);
-  layout.index_tiles(coords, threads);
+  layout.index_order(coords, threads);
   layout.index_lookup(grid, coords, threads);
   return layout;
+}
+
+template <int Dim>
+void CellListLayout<Dim>::index_order(std::span<const CellCoord> coords, int threads) {
+  tiles.clear();
+  cell_coord.clear();
+  column_cells.clear();
+  if (!columns) {
+    index_tiles(coords, threads);
+    return;
+  }
+  cell_coord.assign(coords.begin(), coords.end());
+  column_cells.assign(static_cast<std::size_t>(dims[0] * dims[1]), {0, 0});
+  const auto count = static_cast<std::int64_t>(coords.size());
+  // Each column's first and last cells write its entry: no two cells write the same field.
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t c = 0; c < count; ++c) {
+    const std::size_t column = column_of(coords[c]);
+    if (c == 0 || column_of(coords[c - 1]) != column) {
+      column_cells[column][0] = static_cast<std::uint32_t>(c);
+    }
+    if (c + 1 == count || column_of(coords[c + 1]) != column) {
+      column_cells[column][1] = static_cast<std::uint32_t>(c + 1);
+    }
+  }
 }
 
 template <int Dim>
@@ -399,7 +477,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   dense.clear();
   near_occupied.clear();
   table_mask = 0;
-  if (grid.total_cells() <= static_cast<double>(size()) + 4096.0) {
+  if (grid.total_cells() <= static_cast<double>(size()) + kDenseSlack) {
     dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
     const auto signed_cells = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -31,12 +31,19 @@
 // crosses a frame boundary decides its candidates in double (cell_list.hpp). A lattice of at most
 // 2^kFrameBits cells per axis is one frame, whose origin is the lattice origin.
 //
+// Column order (`columns`, 3D lattices of cells of edge r with the dense array and one float
+// frame): cells are sorted by column instead, a column being the cells of one (x, y), the columns
+// in Z-order of (x, y) and the cells of a column by z. Every run of z cells of one column is then
+// contiguous in memory, so a full-stencil search tests its queries against 9 runs of the layout
+// where they lie, with no gather (CellList::search_columns). Such a layout keeps each cell's
+// coordinates (cell_coord) and the cells of each lattice column (column_cells) instead of tiles.
+//
 // Invariants: points of one cell are contiguous, sorted by slab within it; cells appear in Z-order
-// of their full coordinates (on lattices wider than a 64-bit Morton code holds, sorted by the
-// coordinates shifted right, then by the rest: cell_list_layout.cpp), so cells that are close in
-// space are mostly close in memory, and the cells of a tile are consecutive. About 16 bytes per
-// point plus 4 per non-empty cell (8 with slabs), 24 per tile, the dense array or the block
-// table, and at most a byte per point of bitmap.
+// of their full coordinates (or in column order) (on lattices wider than a 64-bit Morton code
+// holds, sorted by the coordinates shifted right, then by the rest: cell_list_layout.cpp), so cells
+// that are close in space are mostly close in memory, and the cells of a tile are consecutive.
+// About 16 bytes per point plus 4 per non-empty cell (8 with slabs), 24 per tile, the dense array
+// or the block table, and at most a byte per point of bitmap.
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell (and slab) keep their relative order, the few that changed are sorted
@@ -173,6 +180,44 @@ class CellListLayout {
     return bits;
   }
 
+  /// Whether a build on `grid` of `points` points sorts its cells in column order (the header
+  /// comment): 3D, cells of edge r (reach 1), one float frame (every axis at most 2^kFrameBits
+  /// cells, so that column keys stay below the frame bits and every float is relative to the
+  /// lattice origin), and a lattice small enough for the dense array (index_lookup()).
+  static bool column_order_for(const GridGeometry<Dim>& grid, std::size_t points) {
+    if (Dim != 3 || grid.reach != 1) return false;
+    for (int k = 0; k < Dim; ++k) {
+      if (grid.dims[k] > (std::int64_t{1} << kFrameBits)) return false;
+    }
+    return grid.total_cells() <= static_cast<double>(points) + kDenseSlack;
+  }
+  /// The dense array replaces the block table on lattices of at most points + kDenseSlack cells.
+  static constexpr double kDenseSlack = 4096.0;
+
+  /// The sort key of the cell with lattice coordinates `c`: its Morton code, or in column order
+  /// the Morton code of (x, y) followed by z_bits bits of z.
+  std::uint64_t cell_key(const CellCoord& c) const {
+    if constexpr (Dim == 3) {
+      if (columns) return morton_code<2>({c[0], c[1]}) << z_bits | c[2];
+    }
+    return morton_code<Dim>(c);
+  }
+  /// The lattice coordinates of the cell with sort key `key` (inverse of cell_key()).
+  CellCoord cell_of_key(std::uint64_t key) const {
+    if constexpr (Dim == 3) {
+      if (columns) {
+        const auto xy = morton_decode<2>(key >> z_bits);
+        return {xy[0], xy[1], static_cast<std::uint32_t>(key & ((std::uint64_t{1} << z_bits) - 1))};
+      }
+    }
+    return morton_decode<Dim>(key);
+  }
+  /// Lattice column (x + dims[0] * y) of 3D lattice coordinates `c` (column order).
+  std::size_t column_of(const CellCoord& c) const {
+    return static_cast<std::size_t>(c[0]) +
+           static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(c[1]);
+  }
+
   std::size_t size() const { return order.size(); }
   std::size_t cells() const { return cell_start.empty() ? 0 : cell_start.size() - 1; }
   /// Slabs per cell: 1 << slab_bits.
@@ -225,6 +270,13 @@ class CellListLayout {
     /// At cell c (<= cells(); at cells() there is no coordinate to read).
     CellWalk(const CellListLayout& layout, std::uint32_t c)
         : end_(layout.tiles.data() + layout.tiles.size()) {
+      if (layout.columns) {
+        coords_ = layout.cell_coord.data();
+        cell_ = c;
+        cells_ = static_cast<std::uint32_t>(layout.cells());
+        if (c < cells_) coord_ = coords_[c];
+        return;
+      }
       if (c >= layout.cells()) {
         tile_ = end_;
         return;
@@ -241,6 +293,10 @@ class CellListLayout {
     const CellCoord& coord() const { return coord_; }
     /// Moves to the next cell.
     void next() {
+      if (coords_ != nullptr) {
+        if (++cell_ < cells_) coord_ = coords_[cell_];
+        return;
+      }
       rest_ &= rest_ - 1;
       if (rest_ == 0) {
         if (++tile_ == end_) return;
@@ -253,6 +309,10 @@ class CellListLayout {
     const Tile* tile_ = nullptr;
     const Tile* end_ = nullptr;
     std::uint64_t rest_ = 0;  ///< the current cell's bit and those of the tile's later cells
+    /// Column order: the layout's cell coordinates (read instead of tiles), the current cell and
+    /// the number of cells.
+    const CellCoord* coords_ = nullptr;
+    std::uint32_t cell_ = 0, cells_ = 0;
     CellCoord coord_{};
   };
 
@@ -408,7 +468,14 @@ class CellListLayout {
   /// 1] is the first sorted position of slab j >= 1 of cell c (slab_begin()). Empty with one slab.
   std::vector<std::uint32_t> slab_start;
   int slab_bits = 0;
-  std::vector<Tile> tiles;  ///< the tiles with points, in Z-order (every lattice)
+  std::vector<Tile> tiles;  ///< the tiles with points, in Z-order (lattices in Z-order)
+  /// Column order (header comment): cells sorted by column, then z; then cell_coord[c] holds the
+  /// lattice coordinates of cell c, and column_cells[column_of(c)] the cells [first, end) of each
+  /// lattice column ({0, 0} for an empty one); `tiles` stays empty.
+  bool columns = false;
+  int z_bits = 0;  ///< column order: bits of z in a cell key (cell_key())
+  std::vector<CellCoord> cell_coord;
+  std::vector<std::array<std::uint32_t, 2>> column_cells;
   /// The block table (lattices without the dense array): per slot, the index in `tiles` of the
   /// tile stored there (kNoCell: an empty slot). table_mask + 1 slots.
   std::vector<std::uint32_t> tile_slots;
@@ -471,7 +538,10 @@ class CellListLayout {
       }
     }
   }
-  /// The tiles of the cells of lattice coordinates `coords` (index_cells()).
+  /// The tiles of the cells of lattice coordinates `coords` (index_cells()), or in column order
+  /// cell_coord and column_cells.
+  void index_order(std::span<const CellCoord> coords, int threads);
+  /// The tiles of the cells of lattice coordinates `coords` (Z-order).
   void index_tiles(std::span<const CellCoord> coords, int threads);
   /// The lookup from lattice coordinates to cells (dense array or block table) and the bitmaps,
   /// for the cells of lattice coordinates `coords`, after index_tiles().

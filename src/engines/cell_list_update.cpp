@@ -14,11 +14,10 @@
 //   4. Cell starts from the marks, cell coordinates decoded from the keys; the cell lookup is
 //      rebuilt only when the set of non-empty cells changed.
 // With slabs (CellListLayout::slab_bits), every step works on sub-cells (a cell's slab) instead:
-// keys are the build's (Morton code, then slab), and a point that changes slab within its cell is
-// a mover too.
-// The result holds the same points in the same cells and slabs in the same order as a fresh build
-// on this lattice; only the order of points within a slab may differ (stayers first), which no
-// search depends on.
+// keys are the build's (the cell's key, CellListLayout::cell_key(), then slab), and a point that
+// changes slab within its cell is a mover too. The result holds the same points in the same cells
+// and slabs in the same order as a fresh build on this lattice; only the order of points within a
+// slab may differ (stayers first), which no search depends on.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -50,7 +49,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // Keys of sub-cells (cell c, slab j), as the build sorts them (cell_keys.hpp).
   const int slab_count = slabs();
   const auto key_of_slab = [&](const CellCoord& cell, int j) {
-    return morton_code<Dim>(cell) << slab_bits | static_cast<std::uint64_t>(j);
+    return cell_key(cell) << slab_bits | static_cast<std::uint64_t>(j);
   };
 
   // Chunks of whole cells, about n / chunks points each: chunk j is cells [first[j], first[j+1]).
@@ -174,7 +173,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
         const std::uint32_t changed_here = moved != 0 ? 1u : 0u;
         changed_cell[s] = static_cast<std::uint8_t>(changed_here);
         if (changed_here != 0) {  // gathered data: cheap branch
-          keys[s] = morton_code<Dim>(cell) << slab_bits | new_slab;
+          keys[s] = cell_key(cell) << slab_bits | new_slab;
         }
         changed += changed_here;
       }
@@ -272,12 +271,14 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   next.order.swap(spare.order);
   next.dims = dims;
   next.slab_bits = slab_bits;
+  next.columns = columns;
+  next.z_bits = z_bits;
   const std::vector<CellCoord> coords =
       next.index_cells(spare.cell_marks, threads,
-                       [&](std::uint32_t s) { return morton_decode<Dim>(spare.position_keys[s]); });
+                       [&](std::uint32_t s) { return cell_of_key(spare.position_keys[s]); });
   next.index_slabs(threads, [&](std::uint32_t s) { return static_cast<int>(spare.slab_of[s]); });
-  next.index_tiles(coords, threads);
-  const bool same_cells = next.tiles == tiles;
+  next.index_order(coords, threads);
+  const bool same_cells = columns ? next.cell_coord == cell_coord : next.tiles == tiles;
   if (!same_cells) next.index_lookup(grid, coords, threads);
   spare.order.swap(order);
   order.swap(next.order);
@@ -288,6 +289,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   slab_start.swap(next.slab_start);
   if (!same_cells) {
     tiles.swap(next.tiles);
+    cell_coord.swap(next.cell_coord);
+    column_cells.swap(next.column_cells);
     tile_slots.swap(next.tile_slots);
     dense.swap(next.dense);
     table_mask = next.table_mask;

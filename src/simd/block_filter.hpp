@@ -36,10 +36,12 @@ struct CandidateRun {
 };
 
 /// The runs of candidates one filter call tests, in order: at most kMaxRuns (a group search's
-/// stencil in 3D is three runs, one per row along y: cell_list.hpp).
-inline constexpr int kMaxRuns = 3;
+/// stencil in 3D is three runs, one per row along y; a column search's is one per column, 9:
+/// cell_list.hpp).
+inline constexpr int kMaxRuns = 9;
 struct CandidateRuns {
-  std::array<CandidateRun, kMaxRuns> run{};
+  /// The first `count` are the runs; the rest are left unset (runs are built per filter call).
+  std::array<CandidateRun, kMaxRuns> run;
   int count = 0;
 
   /// Appends [begin, end) when it is not empty.
