@@ -106,7 +106,7 @@ void check_lookup(Pattern pattern, int cells, std::int64_t side, std::uint64_t s
   const std::string where = "dim " + std::to_string(Dim) + ", pattern " +
                             std::to_string(static_cast<int>(pattern)) + ", seed " +
                             std::to_string(seed);
-  ASSERT_TRUE(layout.dense.empty()) << where << ": the lattice should use the hash table";
+  ASSERT_FALSE(layout.direct()) << where << ": the lattice should use the hash table";
   ASSERT_EQ(layout.occupied_shift == 0, bit_per_cell) << where;
 
   const std::map<Coord<Dim>, int> occupied = points_per_cell<Dim>(coords, context.grid);
@@ -183,7 +183,7 @@ void check_near_points(const std::vector<double>& coords, int reach, bool dense,
   const auto grid = spatialhash::detail::GridGeometry<Dim>::make(context.grid.lower,
                                                                  context.grid.upper, 1.0, reach);
   const auto layout = CellListLayout<Dim>::build(context, grid);
-  ASSERT_EQ(layout.dense.empty(), !dense) << where << ": the lattice's lookup";
+  ASSERT_EQ(layout.direct(), dense) << where << ": the lattice's lookup";
   ASSERT_FALSE(layout.near_occupied.empty()) << where;
   const std::map<Coord<Dim>, int> occupied = points_per_cell<Dim>(coords, grid);
   const int shift = layout.occupied_shift;
@@ -291,7 +291,7 @@ bool column_order_less(const std::array<std::uint32_t, Dim>& a,
 /// slab floor((u - floor(u)) * slabs) along the last axis; its float coordinates are the point's,
 /// relative to the origin of its cell's float frame. The cells are distinct and in the Z-order of
 /// their full coordinates, also on lattices wider than a Morton code holds (coarse keys), or, on a
-/// layout in column order, in column order, each column's cells listed in column_cells.
+/// layout in column order, in column order, with column_slots right for every lattice slot.
 template <int Dim, class T>
 void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords,
                  const spatialhash::detail::GridGeometry<Dim>& grid, const std::string& where) {
@@ -336,18 +336,42 @@ void check_slabs(const CellListLayout<Dim>& layout, const std::vector<T>& coords
     }
   }
   if (layout.columns) {
-    // Each lattice column's entry holds exactly the cells of that column.
-    std::vector<std::array<std::uint32_t, 2>> expected(
-        static_cast<std::size_t>(layout.dims[0] * layout.dims[1]), {0, 0});
+    // column_slots: per lattice column and z (0 ..= dims[2]), the first cell of the column at or
+    // above z, or (no cell there) where the next cell of the column would be; every slot of a
+    // column without cells is equal. Computed here from the cells' coordinates.
+    const auto nz = static_cast<std::size_t>(layout.dims[2]);
+    const auto columns = static_cast<std::size_t>(layout.dims[0] * layout.dims[1]);
+    ASSERT_EQ(layout.column_slots.size(), columns * (nz + 1)) << where;
+    std::vector<std::vector<std::uint32_t>> cells_of(columns);
     for (std::uint32_t c = 0; c < layout.cells(); ++c) {
-      const auto column =
-          static_cast<std::size_t>(coords_of_cells[c][0] + layout.dims[0] * coords_of_cells[c][1]);
-      if (expected[column][0] == expected[column][1]) expected[column][0] = c;
-      ASSERT_EQ(expected[column][1] == 0 || expected[column][1] == c, true)
-          << where << ": column " << column << " is not contiguous";
-      expected[column][1] = c + 1;
+      cells_of[static_cast<std::size_t>(coords_of_cells[c][0] +
+                                        layout.dims[0] * coords_of_cells[c][1])]
+          .push_back(c);
     }
-    ASSERT_EQ(layout.column_cells, expected) << where;
+    for (std::size_t column = 0; column < columns; ++column) {
+      const auto& cells = cells_of[column];
+      for (std::size_t z = 0; z <= nz; ++z) {
+        const std::uint32_t slot = layout.column_slots[column * (nz + 1) + z];
+        if (cells.empty()) {
+          ASSERT_EQ(slot, layout.column_slots[column * (nz + 1)]) << where;
+          continue;
+        }
+        std::uint32_t expected = cells.back() + 1;
+        for (const std::uint32_t c : cells) {
+          if (coords_of_cells[c][Dim - 1] >= z) {
+            expected = c;
+            break;
+          }
+        }
+        ASSERT_EQ(slot, expected) << where << ": column " << column << ", z " << z;
+      }
+    }
+    // find() through the slots: every cell found at its own coordinates.
+    for (std::uint32_t c = 0; c < layout.cells(); ++c) {
+      std::array<std::int64_t, Dim> at;
+      for (int k = 0; k < Dim; ++k) at[k] = coords_of_cells[c][k];
+      ASSERT_EQ(layout.find(at), c) << where;
+    }
   }
 }
 

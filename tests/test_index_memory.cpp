@@ -3,8 +3,9 @@
 // per point in 3D (12 in 2D), plus 8 per non-empty cell (12 with slabs; the start and dense-array
 // entry of a cell: no per-cell coordinates), at most 40 per 64-cell tile with points (its record,
 // 24 bytes, and on sparse lattices the block table, 4 bytes a slot at load 1/4 to 1/2) and at most
-// 1 per point of occupancy bitmap (near_occupied). The caller's points are borrowed, not copied,
-// and the build's work arrays are freed before the constructor returns.
+// 1 per point of occupancy bitmap (near_occupied); a 3D lattice in column order has no tiles but
+// 2 bytes per cell (its z) and 8 per column with points. The caller's points are borrowed, not
+// copied, and the build's work arrays are freed before the constructor returns.
 #include <gtest/gtest.h>
 #include <malloc.h>
 

@@ -130,16 +130,14 @@ void CellList<Dim, T>::make_blocks() {
   for (int t = 0; t < stencil_size_; ++t) {
     const Cell<Dim> offset = stencil_offset<Dim>(t, grid_.reach);
     dense_offset_[t] = 0;
-    for (int k = Dim - 1; k >= 0; --k) {
-      dense_offset_[t] = dense_offset_[t] * layout_.dims[k] + offset[k];
-    }
+    for (int k = 0; k < Dim; ++k) dense_offset_[t] += offset[k] * layout_.slot_stride(k);
   }
   for (int u = 0; u < kGroupCells; ++u) {
     group_offset_[u] = 0;
-    for (int k = Dim - 1; k >= 0; --k) {
+    for (int k = 0; k < Dim; ++k) {
       int digit = u;
       for (int j = 0; j < k; ++j) digit /= kGroupSide;
-      group_offset_[u] = group_offset_[u] * layout_.dims[k] + digit % kGroupSide;
+      group_offset_[u] += (digit % kGroupSide) * layout_.slot_stride(k);
     }
   }
   // Blocks end between groups (search_group), or anywhere in column order (search_columns).

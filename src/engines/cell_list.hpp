@@ -491,30 +491,32 @@ class CellList final : public EngineBase<Dim, T> {
   /// 9 runs, and the step's queries are tested against them where they lie: no gather, for a
   /// third more candidates than a 27-cell stencil on steps of two cells. The filter reads the
   /// layout's coordinates and original indices (`order`) in place; a search for sorted positions
-  /// (Ids::sorted_position) gathers the runs first. Cursors, one per neighbouring column, walk up
-  /// the columns with the steps. Against the group search on the same data (in-process A/B, 1M
-  /// points, 2 threads): counts 1.07-1.28x as fast on W1, W2 and W5; steps of one cell (27 cells'
-  /// candidates) measured the same as steps of two (docs/benchmarks.md, fifty-first session).
+  /// (Ids::sorted_position) gathers the runs first. A run's cells come from column_slots: two
+  /// loads per column and step, no search. Against the group search on the same data (in-process
+  /// A/B, 1M points, 2 threads): counts 1.08-1.27x as fast on W1 and W2, rows and lists up to
+  /// 1.1x; steps of one cell (27 cells' candidates) measured the same as steps of two
+  /// (docs/benchmarks.md, fifty-first session).
   template <class Emit>
   void search_columns(std::int64_t b, Ids ids, const Search& search, CellWork<Dim>& work,
                       Emit&& emit) const {
     if constexpr (Dim == 3) {
       const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
-      const auto& coords = layout_.cell_coord;
+      const auto& cell_z = layout_.cell_z;
       const auto& starts = layout_.cell_start;
       const auto& points = this->context_.points;
       constexpr int kColumns = 9;
-      // The neighbouring columns with cells: per column, its first cell not below the current
-      // step's stencil, its first cell above it, and its end (cursors that only move up);
-      // `center` is the walk's own column among them.
-      std::array<std::array<std::uint32_t, 3>, kColumns> column{};
+      // The neighbouring columns with cells: where each one's slots begin (column_slots, which
+      // also find the cells within a range of z: no search); `center` is the walk's own column.
+      std::array<const std::uint32_t*, kColumns> column{};
       int columns = 0, center = 0;
       std::size_t current = ~std::size_t{0};
+      const auto nz = static_cast<std::size_t>(layout_.dims[Dim - 1]);
       SoaView<Dim> in_place;
       for (int k = 0; k < Dim; ++k) in_place.axis[k] = layout_.axis[k].data();
       in_place.ids = layout_.order.data();
+      CellWalk walk(layout_, begin);
       for (std::uint32_t c = begin; c < end;) {
-        const auto& at = coords[c];
+        const auto at = walk.coord();
         const std::size_t own_column = layout_.column_of(at);
         if (own_column != current) {
           current = own_column;
@@ -523,11 +525,12 @@ class CellList final : public EngineBase<Dim, T> {
             for (int dx = -1; dx <= 1; ++dx) {
               const std::int64_t x = std::int64_t{at[0]} + dx, y = std::int64_t{at[1]} + dy;
               if (x < 0 || y < 0 || x >= layout_.dims[0] || y >= layout_.dims[1]) continue;
-              const auto cells =
-                  layout_.column_cells[static_cast<std::size_t>(x + layout_.dims[0] * y)];
-              if (cells[0] == cells[1]) continue;
+              const std::uint32_t* slots =
+                  layout_.column_slots.data() +
+                  static_cast<std::size_t>(x + layout_.dims[0] * y) * (nz + 1);
+              if (slots[0] == slots[nz]) continue;  // no cells
               if (dx == 0 && dy == 0) center = columns;
-              column[static_cast<std::size_t>(columns++)] = {cells[0], cells[0], cells[1]};
+              column[static_cast<std::size_t>(columns++)] = slots;
             }
           }
         }
@@ -535,21 +538,19 @@ class CellList final : public EngineBase<Dim, T> {
         const int slabs = layout_.slabs() > 1 && starts[c + 1] - starts[c] >= kSlabMinPoints
                               ? layout_.slabs()
                               : 1;
+        // The next cell joins the step when it is the one above in the same column (whose cells
+        // end where its last slot says).
         std::uint32_t last = c + 1;
-        if (slabs == 1 && last < end && coords[last][2] == at[2] + 1 &&
-            layout_.column_of(coords[last]) == own_column) {
+        if (slabs == 1 && last < end && last < column[static_cast<std::size_t>(center)][nz] &&
+            cell_z[last] == at[2] + 1) {
           ++last;
         }
-        const std::int64_t z_low = z - 1, z_high = std::int64_t{coords[last - 1][2]} + 1;
-        // Each column's cells within z_low .. z_high.
-        std::array<std::array<std::uint32_t, 2>, kColumns> near{};
-        for (int i = 0; i < columns; ++i) {
-          auto& [next, high, stop] = column[static_cast<std::size_t>(i)];
-          while (next < stop && coords[next][2] < z_low) ++next;
-          high = std::max(high, next);
-          while (high < stop && coords[high][2] <= z_high) ++high;
-          near[static_cast<std::size_t>(i)] = {next, high};
-        }
+        // The stencil's z range, z_low .. z_high: a cell below and above the step where the
+        // lattice has them.
+        const std::size_t top = cell_z[last - 1];
+        const bool below = z > 0, above = top + 1 < nz;
+        const std::size_t z_low = static_cast<std::size_t>(z) - (below ? 1 : 0);
+        const std::size_t z_high = top + (above ? 1 : 0);
         for (int h = 0; h < slabs; ++h) {
           const Range queries = slabs == 1 ? Range{starts[c], starts[last]} : part_of(c, h, slabs);
           if (queries.begin == queries.end) continue;
@@ -557,12 +558,15 @@ class CellList final : public EngineBase<Dim, T> {
           // Candidates in the runs before the own column's, and where the own column's begins.
           std::uint32_t before_center = 0, center_from = 0;
           for (int i = 0; i < columns; ++i) {
-            const auto [low, high] = near[static_cast<std::size_t>(i)];
+            // The column's cells within z_low .. z_high.
+            const std::uint32_t* slots = column[static_cast<std::size_t>(i)];
+            const std::uint32_t low = slots[z_low], high = slots[z_high + 1];
             if (low == high) continue;
             std::uint32_t from = starts[low], to = starts[high];
             if (slabs > 1) {
-              if (coords[low][2] == z_low) from = layout_.slab_begin(low, h);
-              if (coords[high - 1][2] == z_high) to = layout_.slab_begin(high - 1, h + 1);
+              // Only slabs >= h of the cell below, <= h of the cell above, where they exist.
+              if (below && slots[z_low + 1] > low) from = layout_.slab_begin(low, h);
+              if (above && high > slots[z_high]) to = layout_.slab_begin(high - 1, h + 1);
             }
             if (i < center) before_center += to - from;
             if (i == center) center_from = from;
@@ -600,7 +604,7 @@ class CellList final : public EngineBase<Dim, T> {
                 emit(queries.begin + p, row, kept);
               });
         }
-        c = last;
+        for (; c < last; ++c) walk.next();
       }
     }
   }
@@ -700,17 +704,16 @@ class CellList final : public EngineBase<Dim, T> {
     GroupGather group;
     group.slabs = slabs;
     std::array<std::int64_t, Dim> base;
-    bool interior = !layout_.dense.empty();
-    std::int64_t linear = 0;
+    bool interior = layout_.direct();
     for (int k = Dim - 1; k >= 0; --k) {
       // An arithmetic shift: the parent of a negative coordinate is below zero too.
       base[k] = 2 * (cell[k] >> 1) - 1;
       interior = interior && base[k] >= 0 && base[k] + kGroupSide <= layout_.dims[k];
-      if (interior) linear = linear * layout_.dims[k] + base[k];  // as in stencil_ranges()
     }
     if (interior) {
+      const std::int64_t slot = layout_.slot_of(base);
       for (int u = 0; u < kGroupCells; ++u) {
-        group.unit[u] = layout_.dense[static_cast<std::size_t>(linear + group_offset_[u])];
+        group.unit[u] = layout_.cell_at_slot(slot + group_offset_[u]);
       }
     } else {
       group.unit.fill(CellListLayout<Dim>::kNoCell);
@@ -932,18 +935,16 @@ class CellList final : public EngineBase<Dim, T> {
       if (stencil == Stencil::half ? found <= skip_cell : found == skip_cell) return;
       ranges[count++] = Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
     };
-    bool interior = !layout_.dense.empty();
-    std::int64_t linear = 0;
+    // Only with a direct lookup (at most about a cell per point): on a wide sparse lattice the
+    // slot would overflow.
+    bool interior = layout_.direct();
     for (int k = Dim - 1; k >= 0; --k) {
       interior = interior && cell[k] >= grid_.reach && cell[k] + grid_.reach < layout_.dims[k];
-      // Only on the dense array's lattice (at most about a cell per point): on a wide sparse one
-      // the product would overflow.
-      if (interior) linear = linear * layout_.dims[k] + cell[k];
     }
     if (interior) {
       // The whole stencil lies on the lattice: direct lookups at fixed offsets.
-      const std::uint32_t* dense = layout_.dense.data() + linear;
-      for (int o = 0; o < stencil_size_; ++o) add(dense[dense_offset_[o]]);
+      const std::int64_t slot = layout_.slot_of(cell);
+      for (int o = 0; o < stencil_size_; ++o) add(layout_.cell_at_slot(slot + dense_offset_[o]));
     } else {
       std::array<std::int64_t, Dim> corner;
       for (int k = 0; k < Dim; ++k) corner[k] = cell[k] - grid_.reach;
@@ -972,10 +973,10 @@ class CellList final : public EngineBase<Dim, T> {
   CellListLayout<Dim> layout_;
   BlockFilterFn<Dim> filter_ = nullptr;
   std::vector<std::uint32_t> blocks_;  ///< blocks_[b] .. blocks_[b+1]: the cells of block b
-  /// The stencil offsets as distances in the dense lattice lookup (x fastest).
+  /// The stencil offsets as distances in the layout's direct lookup (slot_stride()).
   std::array<std::int64_t, kStencil> dense_offset_{};
-  /// The union cells of a group as distances in the dense lattice lookup from its first (x
-  /// fastest).
+  /// The union cells of a group (x fastest) as distances in the layout's direct lookup from its
+  /// first.
   std::array<std::int64_t, kGroupCells> group_offset_{};
   int stencil_size_ = 0;
   CellListSpare<Dim> spare_;  ///< update()'s work arrays, reused step after step

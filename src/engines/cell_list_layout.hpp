@@ -15,7 +15,8 @@
 //   block table    open addressing over the tiles, load <= 1/2: per slot, a tile index
 //                  (find(), for_each_cell_in_box()); a box of cells costs one probe per tile it
 //                  meets, not one per cell; or
-//   dense          a direct lattice -> cell array when the lattice has about a cell per point, and
+//   dense          a direct lattice -> cell array when the lattice has about a cell per point (in
+//                  column order, column_slots serves instead: cell_at_slot()), and
 //   near_occupied  a bitmap of the lattice, a bit per block of 2^occupied_shift cells per axis,
 //                  set when a block within the stencil's reach of it has points, so that a query
 //                  far from every point costs one bit test instead of a stencil of lookups (kept
@@ -35,15 +36,19 @@
 // frame): cells are sorted by column instead, a column being the cells of one (x, y), the columns
 // in Z-order of (x, y) and the cells of a column by z. Every run of z cells of one column is then
 // contiguous in memory, so a full-stencil search tests its queries against 9 runs of the layout
-// where they lie, with no gather (CellList::search_columns). Such a layout keeps each cell's
-// coordinates (cell_coord) and the cells of each lattice column (column_cells) instead of tiles.
+// where they lie, with no gather (CellList::search_columns). Such a layout keeps, instead of
+// tiles and the dense array, each cell's z (cell_z), the columns with points in memory order
+// (column_runs) and, per slot of the lattice, the first cell of its column at or above it
+// (column_slots, the direct lookup).
 //
 // Invariants: points of one cell are contiguous, sorted by slab within it; cells appear in Z-order
 // of their full coordinates (or in column order) (on lattices wider than a 64-bit Morton code
 // holds, sorted by the coordinates shifted right, then by the rest: cell_list_layout.cpp), so cells
 // that are close in space are mostly close in memory, and the cells of a tile are consecutive.
 // About 16 bytes per point plus 4 per non-empty cell (8 with slabs), 24 per tile, the dense array
-// or the block table, and at most a byte per point of bitmap.
+// or the block table, and at most a byte per point of bitmap; in column order no tiles, but 2
+// bytes per cell (cell_z), 8 per column with points, and column_slots in place of the dense array
+// (a slot more per column).
 //
 // update() re-sorts the layout for moved points on the same lattice without a full sort: points
 // that stayed in their cell (and slab) keep their relative order, the few that changed are sorted
@@ -115,6 +120,14 @@ struct TileCodes {
 };
 template <int Dim>
 inline constexpr TileCodes<Dim> kTileCodes{};
+
+/// A column of a layout in column order that holds points: its lattice (x, y) and its first cell
+/// (CellListLayout::column_runs). Column order needs at most 2^kFrameBits cells per axis.
+struct ColumnRun {
+  std::uint32_t first;
+  std::uint16_t x, y;
+  bool operator==(const ColumnRun&) const = default;
+};
 
 template <int Dim>
 class CellListLayout {
@@ -232,16 +245,43 @@ class CellListLayout {
                       static_cast<std::size_t>(j - 1)];
   }
 
+  /// Whether cells are found by direct lookup (the dense array, or column_slots in column order)
+  /// rather than through the block table.
+  bool direct() const { return !dense.empty() || !column_slots.empty(); }
+  /// Distance in the direct lookup between neighbouring cells along axis k: x fastest in the
+  /// dense array; z fastest, then columns x + dims[0] * y, in column_slots (dims[2] + 1 slots
+  /// per column).
+  std::int64_t slot_stride(int k) const {
+    if (columns) {
+      const std::int64_t column = dims[Dim - 1] + 1;
+      return k == Dim - 1 ? 1 : k == 0 ? column : column * dims[0];
+    }
+    std::int64_t stride = 1;
+    for (int j = 0; j < k; ++j) stride *= dims[j];
+    return stride;
+  }
+  /// The direct lookup's slot of lattice coordinates `c` (on the lattice).
+  template <class Coord>
+  std::int64_t slot_of(const std::array<Coord, Dim>& c) const {
+    std::int64_t slot = 0;
+    for (int k = 0; k < Dim; ++k) slot += static_cast<std::int64_t>(c[k]) * slot_stride(k);
+    return slot;
+  }
+  /// The cell at direct-lookup slot `slot`, or kNoCell. In column order the cells of a column
+  /// are consecutive and column_slots gives the first at or above each z, so the slot's cell
+  /// exists when the next slot's first cell is a later one.
+  std::uint32_t cell_at_slot(std::int64_t slot) const {
+    const auto at = static_cast<std::size_t>(slot);
+    if (columns) return column_slots[at + 1] > column_slots[at] ? column_slots[at] : kNoCell;
+    return dense[at];
+  }
+
   /// Index of the cell with lattice coordinates `c` (may lie outside the lattice), or kNoCell.
   std::uint32_t find(const std::array<std::int64_t, Dim>& c) const {
     for (int k = 0; k < Dim; ++k) {
       if (c[k] < 0 || c[k] >= dims[k]) return kNoCell;
     }
-    if (!dense.empty()) {
-      std::int64_t linear = c[Dim - 1];
-      for (int k = Dim - 2; k >= 0; --k) linear = linear * dims[k] + c[k];
-      return dense[static_cast<std::size_t>(linear)];
-    }
+    if (direct()) return cell_at_slot(slot_of(c));
     CellCoord u;
     for (int k = 0; k < Dim; ++k) u[k] = static_cast<std::uint32_t>(c[k]);
     const std::uint32_t t = probe_tile(tile_of(u));
@@ -271,10 +311,19 @@ class CellListLayout {
     CellWalk(const CellListLayout& layout, std::uint32_t c)
         : end_(layout.tiles.data() + layout.tiles.size()) {
       if (layout.columns) {
-        coords_ = layout.cell_coord.data();
-        cell_ = c;
-        cells_ = static_cast<std::uint32_t>(layout.cells());
-        if (c < cells_) coord_ = coords_[c];
+        if constexpr (Dim == 3) {
+          runs_ = layout.column_runs.data();
+          runs_end_ = runs_ + layout.column_runs.size();
+          z_ = layout.cell_z.data();
+          cell_ = c;
+          cells_ = static_cast<std::uint32_t>(layout.cells());
+          if (c >= cells_) return;
+          run_ = std::upper_bound(
+                     runs_, runs_end_, c,
+                     [](std::uint32_t cell, const ColumnRun& r) { return cell < r.first; }) -
+                 1;
+          coord_ = {run_->x, run_->y, z_[c]};
+        }
         return;
       }
       if (c >= layout.cells()) {
@@ -293,8 +342,12 @@ class CellListLayout {
     const CellCoord& coord() const { return coord_; }
     /// Moves to the next cell.
     void next() {
-      if (coords_ != nullptr) {
-        if (++cell_ < cells_) coord_ = coords_[cell_];
+      if (z_ != nullptr) {
+        if constexpr (Dim == 3) {
+          if (++cell_ >= cells_) return;
+          if (run_ + 1 < runs_end_ && run_[1].first == cell_) ++run_;
+          coord_ = {run_->x, run_->y, z_[cell_]};
+        }
         return;
       }
       rest_ &= rest_ - 1;
@@ -309,9 +362,12 @@ class CellListLayout {
     const Tile* tile_ = nullptr;
     const Tile* end_ = nullptr;
     std::uint64_t rest_ = 0;  ///< the current cell's bit and those of the tile's later cells
-    /// Column order: the layout's cell coordinates (read instead of tiles), the current cell and
-    /// the number of cells.
-    const CellCoord* coords_ = nullptr;
+    /// Column order (read instead of tiles): the layout's column runs, the current cell's run,
+    /// its cells' z, the current cell and the number of cells.
+    const ColumnRun* runs_ = nullptr;
+    const ColumnRun* runs_end_ = nullptr;
+    const ColumnRun* run_ = nullptr;
+    const std::uint16_t* z_ = nullptr;
     std::uint32_t cell_ = 0, cells_ = 0;
     CellCoord coord_{};
   };
@@ -342,19 +398,21 @@ class CellListLayout {
       to[k] = static_cast<int>(std::clamp<std::int64_t>(dims[k] - corner[k], 0, width));
       if (from[k] >= to[k]) return;
     }
-    if (!dense.empty()) {
+    if (direct()) {
       std::array<int, Dim> at = from;
       const int row_length = to[0] - from[0];
+      const std::int64_t x_stride = slot_stride(0);
       while (true) {
         // The row of the box at positions at[1..] along the other axes, from position from[0].
         int t = 0;
-        std::int64_t linear = 0;
+        std::array<std::int64_t, Dim> first;
         for (int k = Dim - 1; k >= 0; --k) {
           t = t * width + at[k];
-          linear = linear * dims[k] + corner[k] + at[k];
+          first[k] = corner[k] + at[k];
         }
+        const std::int64_t slot = slot_of(first);
         for (int x = 0; x < row_length; ++x) {
-          const std::uint32_t found = dense[static_cast<std::size_t>(linear + x)];
+          const std::uint32_t found = cell_at_slot(slot + x * x_stride);
           if (found != kNoCell) f(t + x, found);
         }
         int k = 1;
@@ -469,13 +527,17 @@ class CellListLayout {
   std::vector<std::uint32_t> slab_start;
   int slab_bits = 0;
   std::vector<Tile> tiles;  ///< the tiles with points, in Z-order (lattices in Z-order)
-  /// Column order (header comment): cells sorted by column, then z; then cell_coord[c] holds the
-  /// lattice coordinates of cell c, and column_cells[column_of(c)] the cells [first, end) of each
-  /// lattice column ({0, 0} for an empty one); `tiles` stays empty.
+  /// Column order (header comment): cells sorted by column, then z; cell_z[c] is the z of cell
+  /// c, column_runs the columns with points in memory order (one column's cells are
+  /// column_runs[k].first up to the next run's first), and `tiles` stays empty.
   bool columns = false;
   int z_bits = 0;  ///< column order: bits of z in a cell key (cell_key())
-  std::vector<CellCoord> cell_coord;
-  std::vector<std::array<std::uint32_t, 2>> column_cells;
+  std::vector<std::uint16_t> cell_z;
+  std::vector<ColumnRun> column_runs;
+  /// Column order: column_slots[column * (dims[2] + 1) + z] is the first cell of the lattice
+  /// column with z coordinate z or above (the column's end for z = dims[2]). It replaces the
+  /// dense array there (cell_at_slot()), at 4 bytes a slot too.
+  std::vector<std::uint32_t> column_slots;
   /// The block table (lattices without the dense array): per slot, the index in `tiles` of the
   /// tile stored there (kNoCell: an empty slot). table_mask + 1 slots.
   std::vector<std::uint32_t> tile_slots;
@@ -539,7 +601,7 @@ class CellListLayout {
     }
   }
   /// The tiles of the cells of lattice coordinates `coords` (index_cells()), or in column order
-  /// cell_coord and column_cells.
+  /// cell_z, column_runs and column_slots.
   void index_order(std::span<const CellCoord> coords, int threads);
   /// The tiles of the cells of lattice coordinates `coords` (Z-order).
   void index_tiles(std::span<const CellCoord> coords, int threads);

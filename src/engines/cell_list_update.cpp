@@ -278,7 +278,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
                        [&](std::uint32_t s) { return cell_of_key(spare.position_keys[s]); });
   next.index_slabs(threads, [&](std::uint32_t s) { return static_cast<int>(spare.slab_of[s]); });
   next.index_order(coords, threads);
-  const bool same_cells = columns ? next.cell_coord == cell_coord : next.tiles == tiles;
+  const bool same_cells =
+      columns ? next.cell_z == cell_z && next.column_runs == column_runs : next.tiles == tiles;
   if (!same_cells) next.index_lookup(grid, coords, threads);
   spare.order.swap(order);
   order.swap(next.order);
@@ -289,8 +290,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   slab_start.swap(next.slab_start);
   if (!same_cells) {
     tiles.swap(next.tiles);
-    cell_coord.swap(next.cell_coord);
-    column_cells.swap(next.column_cells);
+    cell_z.swap(next.cell_z);
+    column_runs.swap(next.column_runs);
+    column_slots.swap(next.column_slots);
     tile_slots.swap(next.tile_slots);
     dense.swap(next.dense);
     table_mask = next.table_mask;
