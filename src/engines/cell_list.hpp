@@ -33,8 +33,9 @@
 // or more of a group's cells (cross_search, serving cross_lists and cross_rows); a query whose
 // stencil holds no point (one bit of the layout's dilated occupancy bitmap) is dropped in the key
 // pass, as one off the lattice, and such queries are left out before the sort where they are many.
-// Stencil cells are found through the layout's dense array or, on mostly empty lattices, its block
-// table: one probe per 64-cell tile the stencil meets (CellListLayout::for_each_cell_in_box).
+// Stencil cells are found through the layout's direct lookup (its dense array, or column_slots in
+// column order) or, on mostly empty lattices, its block table: one probe per 64-cell tile the
+// stencil meets (CellListLayout::for_each_cell_in_box).
 //
 // Files: this header holds the engine class and the cell search that every query inlines
 // (search_block, search_group, search_cell, the gather and the filter loop); the queries are
