@@ -391,40 +391,21 @@ void CellListLayout<Dim>::index_order(std::span<const CellCoord> coords, int thr
   tiles.clear();
   cell_z.clear();
   column_runs.clear();
-  column_slots.clear();
   if (!columns) {
     index_tiles(coords, threads);
     return;
   }
   const auto count = static_cast<std::int64_t>(coords.size());
   cell_z.resize(coords.size());
-  std::vector<std::uint8_t> begins(coords.size());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t c = 0; c < count; ++c) {
     cell_z[c] = static_cast<std::uint16_t>(coords[c][Dim - 1]);
-    begins[c] = c == 0 || column_of(coords[c - 1]) != column_of(coords[c]) ? 1 : 0;
   }
   for (std::int64_t c = 0; c < count; ++c) {
-    if (begins[c] == 0) continue;
+    if (c > 0 && column_of(coords[c - 1]) == column_of(coords[c])) continue;
     column_runs.push_back(ColumnRun{static_cast<std::uint32_t>(c),
                                     static_cast<std::uint16_t>(coords[c][0]),
                                     static_cast<std::uint16_t>(coords[c][1])});
-  }
-  // Slots of empty columns all hold 0 (no cell at any z); each column with points fills its own.
-  const auto nz = static_cast<std::size_t>(dims[Dim - 1]);
-  column_slots.assign(static_cast<std::size_t>(dims[0] * dims[1]) * (nz + 1), 0);
-  const auto runs = static_cast<std::int64_t>(column_runs.size());
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t k = 0; k < runs; ++k) {
-    const ColumnRun& run = column_runs[static_cast<std::size_t>(k)];
-    std::uint32_t cell = run.first;
-    const auto stop = k + 1 < runs ? column_runs[static_cast<std::size_t>(k) + 1].first
-                                   : static_cast<std::uint32_t>(count);
-    std::uint32_t* slots = column_slots.data() + column_of(coords[run.first]) * (nz + 1);
-    for (std::size_t z = 0; z <= nz; ++z) {
-      while (cell < stop && cell_z[cell] < z) ++cell;
-      slots[z] = cell;
-    }
   }
 }
 
@@ -494,8 +475,26 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   dense.clear();
   near_occupied.clear();
   table_mask = 0;
+  column_slots.clear();
   if (columns) {
-    // column_slots (index_order()) is the direct lookup.
+    // column_slots, from column_runs and cell_z (index_order()). Slots of empty columns all hold
+    // 0 (no cell at any z); each column with points fills its own.
+    const auto nz = static_cast<std::size_t>(dims[Dim - 1]);
+    column_slots.assign(static_cast<std::size_t>(dims[0] * dims[1]) * (nz + 1), 0);
+    const auto runs = static_cast<std::int64_t>(column_runs.size());
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t k = 0; k < runs; ++k) {
+      const ColumnRun& run = column_runs[static_cast<std::size_t>(k)];
+      std::uint32_t cell = run.first;
+      const auto stop = k + 1 < runs ? column_runs[static_cast<std::size_t>(k) + 1].first
+                                     : static_cast<std::uint32_t>(count);
+      const std::size_t column = run.x + static_cast<std::size_t>(dims[0]) * run.y;
+      std::uint32_t* slots = column_slots.data() + column * (nz + 1);
+      for (std::size_t z = 0; z <= nz; ++z) {
+        while (cell < stop && cell_z[cell] < z) ++cell;
+        slots[z] = cell;
+      }
+    }
   } else if (grid.total_cells() <= static_cast<double>(size()) + kDenseSlack) {
     dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
     const auto signed_cells = static_cast<std::int64_t>(count);

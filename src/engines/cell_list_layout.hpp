@@ -32,11 +32,11 @@
 // crosses a frame boundary decides its candidates in double (cell_list.hpp). A lattice of at most
 // 2^kFrameBits cells per axis is one frame, whose origin is the lattice origin.
 //
-// Column order (`columns`, 3D lattices of cells of edge r with the dense array and one float
-// frame): cells are sorted by column instead, a column being the cells of one (x, y), the columns
-// in Z-order of (x, y) and the cells of a column by z. Every run of z cells of one column is then
-// contiguous in memory, so a full-stencil search tests its queries against 9 runs of the layout
-// where they lie, with no gather (CellList::search_columns). Such a layout keeps, instead of
+// Column order (`columns`, 3D lattices of cells of edge r, small enough for a direct lookup, of
+// one float frame): cells are sorted by column instead, a column being the cells of one (x, y), the
+// columns in Z-order of (x, y) and the cells of a column by z. Every run of z cells of one column
+// is then contiguous in memory, so a full-stencil search tests its queries against 9 runs of the
+// layout where they lie, with no gather (CellList::search_columns). Such a layout keeps, instead of
 // tiles and the dense array, each cell's z (cell_z), the columns with points in memory order
 // (column_runs) and, per slot of the lattice, the first cell of its column at or above it
 // (column_slots, the direct lookup).
@@ -196,7 +196,7 @@ class CellListLayout {
   /// Whether a build on `grid` of `points` points sorts its cells in column order (the header
   /// comment): 3D, cells of edge r (reach 1), one float frame (every axis at most 2^kFrameBits
   /// cells, so that column keys stay below the frame bits and every float is relative to the
-  /// lattice origin), and a lattice small enough for the dense array (index_lookup()).
+  /// lattice origin), and a lattice small enough for a direct lookup (index_lookup()).
   static bool column_order_for(const GridGeometry<Dim>& grid, std::size_t points) {
     if (Dim != 3 || grid.reach != 1) return false;
     for (int k = 0; k < Dim; ++k) {
@@ -601,12 +601,13 @@ class CellListLayout {
     }
   }
   /// The tiles of the cells of lattice coordinates `coords` (index_cells()), or in column order
-  /// cell_z, column_runs and column_slots.
+  /// cell_z and column_runs.
   void index_order(std::span<const CellCoord> coords, int threads);
   /// The tiles of the cells of lattice coordinates `coords` (Z-order).
   void index_tiles(std::span<const CellCoord> coords, int threads);
-  /// The lookup from lattice coordinates to cells (dense array or block table) and the bitmaps,
-  /// for the cells of lattice coordinates `coords`, after index_tiles().
+  /// The lookup from lattice coordinates to cells (dense array, column_slots in column order, or
+  /// block table) and the bitmaps, for the cells of lattice coordinates `coords`, after
+  /// index_order().
   void index_lookup(const GridGeometry<Dim>& grid, std::span<const CellCoord> coords, int threads);
 };
 
