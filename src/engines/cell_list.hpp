@@ -459,9 +459,10 @@ class CellList final : public EngineBase<Dim, T> {
         const auto [slab_first, slab_end] = part_of(c, h, slabs);
         if (slab_first == slab_end) continue;
         const std::uint32_t own = group.own_of(cell, h);
+        const CandidateRuns stencil = group.stencil_of(cell, h);
         filter_gathered(
-            work, ids == Ids::none, slab_end - slab_first, search, group.stencil_of(cell, h),
-            [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+            work, ids == Ids::none, slab_end - slab_first, search, stencil,
+            [&](std::uint32_t p0, QueryBlock<Dim>& block) -> const CandidateRuns& {
               block.after = false;
               for (int q = 0; q < block.count; ++q) {
                 for (int k = 0; k < Dim; ++k) {
@@ -469,7 +470,7 @@ class CellList final : public EngineBase<Dim, T> {
                 }
                 block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
               }
-              return std::uint32_t{0};
+              return stencil;
             },
             [&](std::uint32_t p, std::uint32_t id) {
               const index_t other = ids == Ids::original ? id : layout_.order[id];
@@ -489,14 +490,18 @@ class CellList final : public EngineBase<Dim, T> {
   /// points on a layout with slabs), one slab h of one cell, whose stencil runs in each column from
   /// slab h of cell z - 1 to slab h of cell z + 1 (the slabs beyond lie more than r away:
   /// GroupGather). Either way the stencil is one contiguous run of the layout per column, at most
-  /// 9 runs, and the step's queries are tested against them where they lie: no gather, for a
-  /// third more candidates than a 27-cell stencil on steps of two cells. The filter reads the
-  /// layout's coordinates and original indices (`order`) in place; a search for sorted positions
-  /// (Ids::sorted_position) gathers the runs first. A run's cells come from column_slots: two
-  /// loads per column and step, no search. Against the group search on the same data (in-process
-  /// A/B, 1M points, 2 threads): counts 1.08-1.27x as fast on W1 and W2, rows and lists up to
-  /// 1.1x; steps of one cell (27 cells' candidates) measured the same as steps of two
-  /// (docs/benchmarks.md, fifty-first session).
+  /// 9 runs, and the step's queries are tested against them where they lie: no gather. A filter
+  /// block of a pair's queries that all lie in one of its cells tests only that cell's 27-cell
+  /// part of the runs (z - 1 .. z + 1 or z .. z + 2); a block with queries of both cells, the
+  /// whole runs (a third more candidates). The filter reads the layout's coordinates and
+  /// original indices (`order`) in place; a search for sorted positions (Ids::sorted_position)
+  /// gathers the runs first. A run's cells come from column_slots: a few loads per column and
+  /// step, no search. Against the group search on the same data (in-process A/B, 1M points, 2
+  /// threads): counts 1.08-1.27x as fast on W1 and W2, rows and lists up to 1.1x; steps of one
+  /// cell (27 cells' candidates, twice the steps) measured the same as steps of two, and each
+  /// cell of a pair in blocks of its own (no block across the two) 0.93-0.95x the blocks across
+  /// on W2's counts; the cells' parts of the runs per block, 1.04-1.06x the whole runs there
+  /// (docs/benchmarks.md, fifty-first and fifty-second sessions).
   template <class Emit>
   void search_columns(std::int64_t b, Ids ids, const Search& search, CellWork<Dim>& work,
                       Emit&& emit) const {
@@ -556,6 +561,12 @@ class CellList final : public EngineBase<Dim, T> {
           const Range queries = slabs == 1 ? Range{starts[c], starts[last]} : part_of(c, h, slabs);
           if (queries.begin == queries.end) continue;
           CandidateRuns runs;
+          // A step of two cells: where each run's part for a block of queries of the lower cell
+          // ends (cells z - 1 .. z + 1: the cell above those is more than r from any of its
+          // points) and where the part for a block of the upper cell begins (z .. z + 2). A
+          // block with queries of both tests the whole runs.
+          const bool pair = last == c + 2;
+          std::array<std::uint32_t, kColumns> lower_end{}, upper_begin{};
           // Candidates in the runs before the own column's, and where the own column's begins.
           std::uint32_t before_center = 0, center_from = 0;
           for (int i = 0; i < columns; ++i) {
@@ -564,6 +575,10 @@ class CellList final : public EngineBase<Dim, T> {
             const std::uint32_t low = slots[z_low], high = slots[z_high + 1];
             if (low == high) continue;
             std::uint32_t from = starts[low], to = starts[high];
+            if (pair) {
+              lower_end[static_cast<std::size_t>(runs.count)] = starts[slots[z + 2]];
+              upper_begin[static_cast<std::size_t>(runs.count)] = starts[slots[z]];
+            }
             if (slabs > 1) {
               // Only slabs >= h of the cell below, <= h of the cell above, where they exist.
               if (below && slots[z_low + 1] > low) from = layout_.slab_begin(low, h);
@@ -574,6 +589,20 @@ class CellList final : public EngineBase<Dim, T> {
             runs.add(from, to);
           }
           const bool gathered = ids == Ids::sorted_position;
+          // The runs of the blocks of queries of one cell of a pair, as the filter reads them: in
+          // place, or where gather() puts them (one after another).
+          CandidateRuns lower_runs, upper_runs;
+          if (pair) {
+            std::uint32_t gathered_at = 0;
+            for (int i = 0; i < runs.count; ++i) {
+              const CandidateRun run = runs.run[static_cast<std::size_t>(i)];
+              const std::uint32_t at = gathered ? gathered_at : run.begin;
+              lower_runs.add(at, at + (lower_end[static_cast<std::size_t>(i)] - run.begin));
+              upper_runs.add(at + (upper_begin[static_cast<std::size_t>(i)] - run.begin),
+                             at + (run.end - run.begin));
+              gathered_at += run.end - run.begin;
+            }
+          }
           // The candidate index of the step's first query: its sorted position in place, its
           // place in the gathered runs otherwise.
           std::uint32_t own = queries.begin;
@@ -583,10 +612,11 @@ class CellList final : public EngineBase<Dim, T> {
             own = before_center + (queries.begin - center_from);
             runs = all_gathered(work.g);
           }
+          const std::uint32_t split = pair ? starts[c + 1] - queries.begin : 0;
           filter_runs(
               work, gathered ? work.g.view() : in_place, ids == Ids::none,
               queries.end - queries.begin, search, runs,
-              [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+              [&](std::uint32_t p0, QueryBlock<Dim>& block) -> const CandidateRuns& {
                 block.after = false;
                 for (int q = 0; q < block.count; ++q) {
                   for (int k = 0; k < Dim; ++k) {
@@ -594,7 +624,9 @@ class CellList final : public EngineBase<Dim, T> {
                   }
                   block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
                 }
-                return std::uint32_t{0};
+                if (!pair) return runs;
+                if (p0 + static_cast<std::uint32_t>(block.count) <= split) return lower_runs;
+                return p0 >= split ? upper_runs : runs;
               },
               [&](std::uint32_t p, std::uint32_t id) {
                 const index_t other = gathered ? layout_.order[id] : id;
@@ -781,16 +813,20 @@ class CellList final : public EngineBase<Dim, T> {
     const std::uint32_t first = layout_.cell_start[c];
     const auto& points = this->context_.points;
     const bool after = stencil == Stencil::half;
+    const CandidateRuns all = all_gathered(work.g);
+    CandidateRuns later;
     filter_gathered(
-        work, ids == Ids::none, own, search, all_gathered(work.g),
-        [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+        work, ids == Ids::none, own, search, all,
+        [&](std::uint32_t p0, QueryBlock<Dim>& block) -> const CandidateRuns& {
           // The cell's own points come first in g: point p of the cell is candidate p.
           block.after = after;
           for (int q = 0; q < block.count; ++q) {
             for (int k = 0; k < Dim; ++k) block.position[q][k] = layout_.axis[k][first + p0 + q];
             block.skip[q] = p0 + static_cast<std::uint32_t>(q);
           }
-          return after ? p0 + 1 : 0;
+          if (!after) return all;
+          later = all.from(p0 + 1);  // the candidates after the block's first query
+          return later;
         },
         [&](std::uint32_t p, std::uint32_t id) {
           const index_t other = ids == Ids::original ? id : layout_.order[id];
@@ -803,10 +839,12 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// The filter loop of every cell search: `count` queries against the runs `runs` of the
   /// candidates gathered in work.g, kBlockQueries per filter call. setup(p0, block) fills in the
-  /// block of queries p0, p0 + 1, ... (block.count is set) and returns the first candidate index
-  /// to test (those below it are left out of every run); a borderline candidate `id` of query p
-  /// is kept when within(p, id) (the double rule); emit(p, row, count) then gets query p's
-  /// neighbors (row is null in a count search, count_only).
+  /// block of queries p0, p0 + 1, ... (block.count is set) and returns the runs that block tests:
+  /// `runs` or part of them (no more candidates: `runs` sizes the rows), such as the candidates
+  /// after the block's first query in a half search, or a column step's runs for a block of one
+  /// of its cells (search_columns); a borderline candidate `id` of query p is kept when
+  /// within(p, id) (the double rule); emit(p, row, count) then gets query p's neighbors (row is
+  /// null in a count search, count_only).
   template <class Setup, class Within, class Emit>
   void filter_gathered(CellWork<Dim>& work, bool count_only, std::uint32_t count,
                        const Search& search, const CandidateRuns& runs, Setup&& setup,
@@ -828,8 +866,7 @@ class CellList final : public EngineBase<Dim, T> {
     QueryBlock<Dim> block;
     for (std::uint32_t p0 = 0; p0 < count; p0 += kBlockQueries) {
       block.count = static_cast<int>(std::min<std::uint32_t>(kBlockQueries, count - p0));
-      const std::uint32_t from = setup(p0, block);
-      filter_(view, from == 0 ? runs : runs.from(from), block, search.band, out);
+      filter_(view, setup(p0, block), block, search.band, out);
       for (int q = 0; q < block.count; ++q) {
         const std::uint32_t p = p0 + static_cast<std::uint32_t>(q);
         std::uint32_t* row = count_only ? nullptr : out.sure + static_cast<std::size_t>(q) * stride;

@@ -286,7 +286,7 @@ void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Pos
   const auto& points = this->context_.points;
   filter_gathered(
       work, count_only, count, search, candidates,
-      [&](std::uint32_t p0, QueryBlock<Dim>& block) {
+      [&](std::uint32_t p0, QueryBlock<Dim>& block) -> const CandidateRuns& {
         block.after = false;
         for (int q = 0; q < block.count; ++q) {
           const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
@@ -295,7 +295,7 @@ void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Pos
           }
           block.skip[q] = kSkipNone;
         }
-        return std::uint32_t{0};
+        return candidates;
       },
       [&](std::uint32_t p, std::uint32_t id) {
         return distance_squared(points, id, queries[query_of[p]]) <= search.r2;
