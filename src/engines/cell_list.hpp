@@ -561,12 +561,15 @@ class CellList final : public EngineBase<Dim, T> {
           const Range queries = slabs == 1 ? Range{starts[c], starts[last]} : part_of(c, h, slabs);
           if (queries.begin == queries.end) continue;
           CandidateRuns runs;
-          // A step of two cells: where each run's part for a block of queries of the lower cell
-          // ends (cells z - 1 .. z + 1: the cell above those is more than r from any of its
-          // points) and where the part for a block of the upper cell begins (z .. z + 2). A
-          // block with queries of both tests the whole runs.
+          const bool gathered = ids == Ids::sorted_position;
+          // A step of two cells: the runs of a block of queries of the lower cell (cells z - 1 ..
+          // z + 1 of each column: the cell above those is more than r from any of its points) and
+          // of the upper cell (z .. z + 2), as the filter reads them: in place, or where gather()
+          // puts them (the runs one after another). A block with queries of both tests the whole
+          // runs.
           const bool pair = last == c + 2;
-          std::array<std::uint32_t, kColumns> lower_end{}, upper_begin{};
+          CandidateRuns lower_runs, upper_runs;
+          std::uint32_t gathered_at = 0;
           // Candidates in the runs before the own column's, and where the own column's begins.
           std::uint32_t before_center = 0, center_from = 0;
           for (int i = 0; i < columns; ++i) {
@@ -576,8 +579,9 @@ class CellList final : public EngineBase<Dim, T> {
             if (low == high) continue;
             std::uint32_t from = starts[low], to = starts[high];
             if (pair) {
-              lower_end[static_cast<std::size_t>(runs.count)] = starts[slots[z + 2]];
-              upper_begin[static_cast<std::size_t>(runs.count)] = starts[slots[z]];
+              const std::uint32_t at = gathered ? gathered_at : from;  // where `from` is read
+              lower_runs.add(at, at + (starts[slots[z + 2]] - from));
+              upper_runs.add(at + (starts[slots[z]] - from), at + (to - from));
             }
             if (slabs > 1) {
               // Only slabs >= h of the cell below, <= h of the cell above, where they exist.
@@ -586,22 +590,8 @@ class CellList final : public EngineBase<Dim, T> {
             }
             if (i < center) before_center += to - from;
             if (i == center) center_from = from;
+            gathered_at += to - from;
             runs.add(from, to);
-          }
-          const bool gathered = ids == Ids::sorted_position;
-          // The runs of the blocks of queries of one cell of a pair, as the filter reads them: in
-          // place, or where gather() puts them (one after another).
-          CandidateRuns lower_runs, upper_runs;
-          if (pair) {
-            std::uint32_t gathered_at = 0;
-            for (int i = 0; i < runs.count; ++i) {
-              const CandidateRun run = runs.run[static_cast<std::size_t>(i)];
-              const std::uint32_t at = gathered ? gathered_at : run.begin;
-              lower_runs.add(at, at + (lower_end[static_cast<std::size_t>(i)] - run.begin));
-              upper_runs.add(at + (upper_begin[static_cast<std::size_t>(i)] - run.begin),
-                             at + (run.end - run.begin));
-              gathered_at += run.end - run.begin;
-            }
           }
           // The candidate index of the step's first query: its sorted position in place, its
           // place in the gathered runs otherwise.
