@@ -5,10 +5,10 @@
 // contiguous ranges of its 3^Dim stencil (merging ranges that touch) once, then the points of the
 // cell are tested against them kBlockQueries at a time with a SIMD block filter. On 3D lattices of
 // one float frame with the dense array (most dense data), cells are sorted by column instead (the
-// cells of one (x, y), then z), and full-stencil searches (counts, lists, rows) test steps of one
-// or two cells of a column against the 9 runs of the layout their stencil makes, where the points
-// lie, with no gather (search_columns). Other full-stencil searches (neighbor lists) take the
-// cells of one parent cell together (search_group): their
+// cells of one (x, y), then z), and searches (counts, lists, rows, and pairs once but for pairs
+// with distances) test steps of one or two cells of a column against the 9 runs of the layout
+// their stencil makes, where the points lie, with no gather (search_columns). Other full-stencil
+// searches (neighbor lists) take the cells of one parent cell together (search_group): their
 // stencils share most cells, so the union is looked up once and gathered in two copies, one per
 // offset along x, arranged so that each cell's stencil is one contiguous run per row along y; on
 // dense data, points are sorted by slab (half a cell along the last axis) within their cells, and
@@ -396,12 +396,14 @@ class CellList final : public EngineBase<Dim, T> {
     return static_cast<float>(position[k] - CellListLayout<Dim>::frame_origin(grid_, k, cell[k]));
   }
 
-  /// search_cell() for every cell of block b, in order.
+  /// search_cell() for every cell of block b, in order: in column order by search_columns()
+  /// (which does not gather, so not for a half search of sorted positions, whose runs it would
+  /// have to clip in gathered positions), full stencils in Z-order by groups (search_group()).
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
-    if (stencil == Stencil::full && layout_.columns) {
-      search_columns(b, ids, search, work, emit);
+    if (layout_.columns && (stencil == Stencil::full || ids != Ids::sorted_position)) {
+      search_columns(b, stencil, ids, search, work, emit);
       return;
     }
     const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
@@ -487,7 +489,7 @@ class CellList final : public EngineBase<Dim, T> {
     }
   }
 
-  /// Full-stencil search of the cells of block b on a layout in column order
+  /// Search of the cells of block b on a layout in column order
   /// (CellListLayout::columns: 3D, cells of edge r, one float frame). The cells of a column are
   /// taken in steps along z: two cells z, z + 1 together, whose stencils' union is z - 1 .. z + 2
   /// of the 9 columns around them, or, on cells with slabs (a cell of at least kSlabMinPoints
@@ -500,15 +502,21 @@ class CellList final : public EngineBase<Dim, T> {
   /// whole runs (a third more candidates). The filter reads the layout's coordinates and
   /// original indices (`order`) in place; a search for sorted positions (Ids::sorted_position)
   /// gathers the runs first. A run's cells come from column_slots: a few loads per column and
-  /// step, no search. Against the group search on the same data (in-process A/B, 1M points, 2
-  /// threads): counts 1.08-1.27x as fast on W1 and W2, rows and lists up to 1.1x; steps of one
-  /// cell (27 cells' candidates, twice the steps) measured the same as steps of two, and each
-  /// cell of a pair in blocks of its own (no block across the two) 0.93-0.95x the blocks across
-  /// on W2's counts; the cells' parts of the runs per block, 1.04-1.06x the whole runs there
-  /// (docs/benchmarks.md, fifty-first and fifty-second sessions).
+  /// step, no search. A half search (pairs once; never with sorted positions: search_block)
+  /// tests each block against the candidates after its first query (the runs clipped there) and
+  /// each query against those after itself: a pair is found from its point at the lower sorted
+  /// position, whose runs hold the other. Against the gathered half stencil of search_cell
+  /// (`bench/alternate.py`, pairs, 1M points, 7 rounds): W2 1.07-1.17x, W3 1.02-1.14x, W1
+  /// 1.09-1.15x (docs/benchmarks.md, fifty-third session). Against the group search on the same
+  /// data (in-process A/B, 1M points, 2 threads): counts 1.08-1.27x as fast on W1 and W2, rows and
+  /// lists up to 1.1x; steps of one cell (27 cells' candidates, twice the steps) measured the same
+  /// as steps of two, and each cell of a pair in blocks of its own (no block across the two)
+  /// 0.93-0.95x the blocks across on W2's counts; the cells' parts of the runs per
+  /// block, 1.04-1.06x the whole runs there (docs/benchmarks.md, fifty-first and fifty-second
+  /// sessions).
   template <class Emit>
-  void search_columns(std::int64_t b, Ids ids, const Search& search, CellWork<Dim>& work,
-                      Emit&& emit) const {
+  void search_columns(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
+                      CellWork<Dim>& work, Emit&& emit) const {
     if constexpr (Dim == 3) {
       const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
       const auto& cell_z = layout_.cell_z;
@@ -617,20 +625,29 @@ class CellList final : public EngineBase<Dim, T> {
             runs = all_gathered(work.g);
           }
           const std::uint32_t split = pair ? starts[c + 1] - queries.begin : 0;
+          const bool half = stencil == Stencil::half;  // never gathered (search_block)
+          CandidateRuns later;
           filter_runs(
               work, gathered ? work.g.view() : in_place, ids == Ids::none,
               queries.end - queries.begin, search, runs,
               [&](std::uint32_t p0, QueryBlock<Dim>& block) -> const CandidateRuns& {
-                block.after = false;
+                block.after = half;
                 for (int q = 0; q < block.count; ++q) {
                   for (int k = 0; k < Dim; ++k) {
                     block.position[q][k] = layout_.axis[k][queries.begin + p0 + q];
                   }
                   block.skip[q] = own + p0 + static_cast<std::uint32_t>(q);
                 }
-                if (!pair) return runs;
-                if (p0 + static_cast<std::uint32_t>(block.count) <= split) return lower_runs;
-                return p0 >= split ? upper_runs : runs;
+                const CandidateRuns& tested =
+                    !pair                                                   ? runs
+                    : p0 + static_cast<std::uint32_t>(block.count) <= split ? lower_runs
+                    : p0 >= split                                           ? upper_runs
+                                                                            : runs;
+                if (!half) return tested;
+                // Pairs once: each pair from its point at the lower sorted position, so only
+                // the candidates after the block's first query.
+                later = tested.from(own + p0 + 1);
+                return later;
               },
               [&](std::uint32_t p, std::uint32_t id) {
                 const index_t other = gathered ? layout_.order[id] : id;
