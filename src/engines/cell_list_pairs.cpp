@@ -16,16 +16,16 @@ template <int Dim, class T>
 void CellList<Dim, T>::pairs(double radius, PairSink& sink) const {
   const Search search{band_for(radius), radius * radius};
   CellWork<Dim> work;
-  CellWalk walk(layout_, 0);
-  for (std::uint32_t c = 0; c < layout_.cells(); ++c, walk.next()) {
-    search_cell(c, cell_of(walk), Stencil::half, Ids::original, search, work,
-                [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
-                  const index_t a = layout_.order[s];
-                  for (std::uint32_t k = 0; k < count; ++k) {
-                    const double d2 = distance_squared(this->context_.points, a, ids[k]);
-                    sink.push(a < ids[k] ? PairHit{a, ids[k], d2} : PairHit{ids[k], a, d2});
-                  }
-                });
+  const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    search_block(b, Stencil::half, Ids::original, search, work,
+                 [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
+                   const index_t a = layout_.order[s];
+                   for (std::uint32_t k = 0; k < count; ++k) {
+                     const double d2 = distance_squared(this->context_.points, a, ids[k]);
+                     sink.push(a < ids[k] ? PairHit{a, ids[k], d2} : PairHit{ids[k], a, d2});
+                   }
+                 });
   }
 }
 
