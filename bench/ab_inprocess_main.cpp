@@ -22,9 +22,9 @@ double ab_after_run(const float* points, std::size_t n, int dim, double radius, 
 
 namespace {
 
-constexpr int kOps = 3;
-constexpr std::array<const char*, kOps> kOpNames = {"counts (search)", "build + rows",
-                                                    "build + lists"};
+constexpr int kOps = 5;
+constexpr std::array<const char*, kOps> kOpNames = {
+    "counts (search)", "build + rows", "build + lists", "pairs (search)", "pairs + dist."};
 
 /// Per side (0: before, 1: after) and operation: every repetition's milliseconds, and the
 /// neighbors the last one found.

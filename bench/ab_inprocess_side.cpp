@@ -24,8 +24,11 @@ double time_op(const float* points, std::size_t n, double radius, int threads, i
   } else if (op == 1) {
     const auto rows = index.neighbor_rows();
     for (std::size_t i = 0; i < rows.size(); ++i) entries += rows.row(i).size();
-  } else {
+  } else if (op == 2) {
     entries = index.neighbor_lists().indices.size();
+  } else {
+    from = std::chrono::steady_clock::now();  // pairs: the search alone
+    entries = index.pairs({.with_distances = op == 4}).pairs.size();
   }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
 }
@@ -33,7 +36,8 @@ double time_op(const float* points, std::size_t n, double radius, int threads, i
 }  // namespace
 
 /// Milliseconds of operation `op` (0: neighbor_counts() on a built index; 1: build +
-/// neighbor_rows(); 2: build + neighbor_lists()) on `n` points of dimension `dim` (2 or 3), and
+/// neighbor_rows(); 2: build + neighbor_lists(); 3: pairs() on a built index; 4: the same with
+/// distances) on `n` points of dimension `dim` (2 or 3), and
 /// the neighbor entries it found.
 double AB_SIDE_FUNCTION(const float* points, std::size_t n, int dim, double radius, int threads,
                         int op, std::uint64_t& entries) {
