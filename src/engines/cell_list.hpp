@@ -397,8 +397,10 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// search_cell() for every cell of block b, in order: in column order by search_columns()
-  /// (which does not gather, so not for a half search of sorted positions, whose runs it would
-  /// have to clip in gathered positions), full stencils in Z-order by groups (search_group()).
+  /// but for a half search of sorted positions (pairs with distances: the column search would
+  /// gather a step's whole union, 36 cells for 2, where search_cell gathers a half stencil, about
+  /// 14 per cell; measured no faster, docs/benchmarks.md, fifty-third session), full stencils in
+  /// Z-order by groups (search_group()).
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
@@ -507,13 +509,13 @@ class CellList final : public EngineBase<Dim, T> {
   /// each query against those after itself: a pair is found from its point at the lower sorted
   /// position, whose runs hold the other. Against the gathered half stencil of search_cell
   /// (`bench/alternate.py`, pairs, 1M points, 7 rounds): W2 1.07-1.17x, W3 1.02-1.14x, W1
-  /// 1.09-1.15x (docs/benchmarks.md, fifty-third session). Against the group search on the same
-  /// data (in-process A/B, 1M points, 2 threads): counts 1.08-1.27x as fast on W1 and W2, rows and
-  /// lists up to 1.1x; steps of one cell (27 cells' candidates, twice the steps) measured the same
-  /// as steps of two, and each cell of a pair in blocks of its own (no block across the two)
-  /// 0.93-0.95x the blocks across on W2's counts; the cells' parts of the runs per
-  /// block, 1.04-1.06x the whole runs there (docs/benchmarks.md, fifty-first and fifty-second
-  /// sessions).
+  /// 1.09-1.15x (docs/benchmarks.md, fifty-third session). The full search against the group
+  /// search on the same data (in-process A/B, 1M points, 2 threads): counts 1.08-1.27x as fast on
+  /// W1 and W2, rows and lists up to 1.1x; steps of one cell (27 cells' candidates, twice the
+  /// steps) measured the same as steps of two, and each cell of a pair in blocks of its own (no
+  /// block across the two) 0.93-0.95x the blocks across on W2's counts; the cells' parts of the
+  /// runs per block, 1.04-1.06x the whole runs there (docs/benchmarks.md, fifty-first and
+  /// fifty-second sessions).
   template <class Emit>
   void search_columns(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                       CellWork<Dim>& work, Emit&& emit) const {
@@ -625,7 +627,7 @@ class CellList final : public EngineBase<Dim, T> {
             runs = all_gathered(work.g);
           }
           const std::uint32_t split = pair ? starts[c + 1] - queries.begin : 0;
-          const bool half = stencil == Stencil::half;  // never gathered (search_block)
+          const bool half = stencil == Stencil::half;  // never gathered: search_block()
           CandidateRuns later;
           filter_runs(
               work, gathered ? work.g.view() : in_place, ids == Ids::none,
