@@ -521,6 +521,8 @@ class CellList final : public EngineBase<Dim, T> {
                       CellWork<Dim>& work, Emit&& emit) const {
     if constexpr (Dim == 3) {
       const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
+      const bool gathered = ids == Ids::sorted_position;
+      const bool half = stencil == Stencil::half;  // never gathered: search_block()
       const auto& cell_z = layout_.cell_z;
       const auto& starts = layout_.cell_start;
       const auto& points = this->context_.points;
@@ -575,7 +577,6 @@ class CellList final : public EngineBase<Dim, T> {
           const Range queries = slabs == 1 ? Range{starts[c], starts[last]} : part_of(c, h, slabs);
           if (queries.begin == queries.end) continue;
           CandidateRuns runs;
-          const bool gathered = ids == Ids::sorted_position;
           // A step of two cells: the runs of a block of queries of the lower cell (cells z - 1 ..
           // z + 1 of each column: the cell above those is more than r from any of its points) and
           // of the upper cell (z .. z + 2), as the filter reads them: in place, or where gather()
@@ -627,7 +628,6 @@ class CellList final : public EngineBase<Dim, T> {
             runs = all_gathered(work.g);
           }
           const std::uint32_t split = pair ? starts[c + 1] - queries.begin : 0;
-          const bool half = stencil == Stencil::half;  // never gathered: search_block()
           CandidateRuns later;
           filter_runs(
               work, gathered ? work.g.view() : in_place, ids == Ids::none,
