@@ -40,7 +40,7 @@ g++ "${flags[@]}" -c bench/ab_inprocess_side.cpp -I "$out/before-src/include" \
   -Dspatialhash=spatialhash_before -DAB_SIDE_FUNCTION=ab_before_run -o "$out/side_before.o"
 g++ "${flags[@]}" -c bench/ab_inprocess_side.cpp -I include -DAB_SIDE_FUNCTION=ab_after_run \
   -o "$out/side_after.o"
-g++ "${flags[@]}" bench/ab_inprocess_main.cpp bench/workloads.cpp -I bench "$out/side_before.o" \
-  "$out/side_after.o" "$out/before/libspatialhash.a" "$out/after/libspatialhash.a" \
-  -o "$out/ab_inprocess"
+g++ "${flags[@]}" bench/ab_inprocess_main.cpp bench/workloads.cpp bench/measure.cpp -I bench \
+  -I include "$out/side_before.o" "$out/side_after.o" "$out/before/libspatialhash.a" \
+  "$out/after/libspatialhash.a" -o "$out/ab_inprocess"
 "$out/ab_inprocess" "$@"

@@ -22,12 +22,6 @@
 namespace bench {
 namespace {
 
-/// Memory warmed up before each contender run (warm_up_memory): about what the largest run
-/// touches (W3's lists and buffers take about 1 KiB per point), 64 MiB at least, 3 GiB at most.
-std::size_t warm_memory_bytes(std::size_t points) {
-  return std::clamp<std::size_t>(points * 1200, std::size_t{64} << 20, std::size_t{3} << 30);
-}
-
 /// Everything the command line sets.
 struct Settings {
   std::vector<std::string> workloads{"all"};

@@ -58,6 +58,10 @@ void warm_up_memory(std::size_t bytes) {
   munmap(mapped, bytes);
 }
 
+std::size_t warm_memory_bytes(std::size_t points) {
+  return std::clamp<std::size_t>(points * 1200, std::size_t{64} << 20, std::size_t{3} << 30);
+}
+
 double heap_bytes_in_use() {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   const struct mallinfo2 info = mallinfo2();

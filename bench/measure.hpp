@@ -116,6 +116,10 @@ void warm_up_threads(int threads);
 /// figures keep.
 void warm_up_memory(std::size_t bytes);
 
+/// Memory warmed up before a run on `points` points (warm_up_memory): about what the largest run
+/// touches (W3's lists and buffers take about 1 KiB per point), 64 MiB at least, 3 GiB at most.
+std::size_t warm_memory_bytes(std::size_t points);
+
 /// Milliseconds since construction.
 class Timer {
  public:
