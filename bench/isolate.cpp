@@ -28,6 +28,7 @@ struct Header {
   std::uint64_t items = 0;
   std::uint64_t reason_bytes = 0;
   double index_bytes = -1.0;
+  CpuTime cpu;
 };
 
 double current_rss_mib() {
@@ -76,6 +77,7 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
   header.items = m.digest.per_item.size();
   header.reason_bytes = reason.size();
   header.index_bytes = m.index_bytes;
+  header.cpu = m.cpu;
   const bool sent =
       write_all(fd, &header, sizeof header) &&
       write_all(fd, m.ms.data(), m.ms.size() * sizeof(double)) &&
@@ -103,6 +105,7 @@ bool parse(const std::string& bytes, Outcome& out) {
   out.measurement.digest.total = header.total;
   out.measurement.digest.fingerprint = header.fingerprint;
   out.measurement.index_bytes = header.index_bytes;
+  out.measurement.cpu = header.cpu;
   out.reason.assign(p, header.reason_bytes);
   out.status = header.ok ? Status::ok : Status::error;
   return true;

@@ -88,7 +88,9 @@ void write_json(const std::string& path, const RunInfo& info,
     for (std::size_t k = 0; k < r.ms.size(); ++k) j << (k ? ", " : "") << number(r.ms[k]);
     j << "], \"total\": " << r.total << ", \"items\": " << r.items
       << ", \"peak_rss_mib\": " << number(r.peak_rss_mib)
-      << ", \"own_rss_mib\": " << number(r.own_rss_mib) << ", \"index_bytes_per_point\": "
+      << ", \"own_rss_mib\": " << number(r.own_rss_mib)
+      << ", \"cpu_user_ms\": " << number(r.cpu.user_ms)
+      << ", \"cpu_kernel_ms\": " << number(r.cpu.kernel_ms) << ", \"index_bytes_per_point\": "
       << (r.index_bytes_per_point >= 0.0 ? number(r.index_bytes_per_point) : "null")
       << ", \"check\": " << quoted(r.check) << ", \"mismatch\": " << r.mismatch
       << ", \"failure\": " << (r.failure ? "true" : "false")

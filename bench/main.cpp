@@ -263,6 +263,7 @@ class Harness {
           row.reason = outcome.reason;
           row.peak_rss_mib = outcome.peak_rss_mib;
           row.own_rss_mib = outcome.own_rss_mib;
+          row.cpu = outcome.measurement.cpu;
           row.failure = outcome.status == Status::crashed;
           if (outcome.status == Status::ok) {
             row.ms = outcome.measurement.ms;

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <span>
@@ -56,6 +57,15 @@ void warm_up_memory(std::size_t bytes) {
   auto* block = static_cast<volatile unsigned char*>(mapped);
   for (std::size_t at = 0; at < bytes; at += kPage) block[at] = 1;
   munmap(mapped, bytes);
+}
+
+CpuTime process_cpu_time() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3;
+  };
+  return {ms(usage.ru_utime), ms(usage.ru_stime)};
 }
 
 std::size_t warm_memory_bytes(std::size_t points) {

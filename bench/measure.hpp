@@ -71,9 +71,22 @@ struct Digest {
   std::vector<std::uint32_t> per_item;
 };
 
+/// CPU time of this process, all its threads together (milliseconds): in user code, and in the
+/// kernel on its behalf (page faults, zeroing the pages of fresh memory, system calls).
+struct CpuTime {
+  double user_ms = 0.0;
+  double kernel_ms = 0.0;
+};
+
+/// The process's CPU time so far (getrusage, RUSAGE_SELF).
+CpuTime process_cpu_time();
+
 /// Times of every repetition (milliseconds) and the digest of the last one's result.
 struct Measurement {
   std::vector<double> ms;
+  /// The process's CPU time over the timed parts of every repetition, summed (Timer::stop): how
+  /// much of a run the kernel took, above all for fresh memory.
+  CpuTime cpu;
   Digest digest;
   /// build only: heap bytes a built index holds (heap_bytes_in_use() with the index alive minus
   /// before it was built); -1 when not measured.
@@ -120,15 +133,25 @@ void warm_up_memory(std::size_t bytes);
 /// touches (W3's lists and buffers take about 1 KiB per point), 64 MiB at least, 3 GiB at most.
 std::size_t warm_memory_bytes(std::size_t points);
 
-/// Milliseconds since construction.
+/// Times one repetition's timed part: stop() returns the wall-clock milliseconds since
+/// construction and adds the process's CPU time over the same span to `tally`. Call stop() once.
 class Timer {
  public:
-  double ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
-        .count();
+  explicit Timer(CpuTime& tally) : tally_(tally) {}
+
+  double stop() const {
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+            .count();
+    const CpuTime now = process_cpu_time();
+    tally_.user_ms += now.user_ms - cpu_start_.user_ms;
+    tally_.kernel_ms += now.kernel_ms - cpu_start_.kernel_ms;
+    return ms;
   }
 
  private:
+  CpuTime& tally_;
+  CpuTime cpu_start_ = process_cpu_time();  // before the clock starts: members in this order
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

@@ -32,6 +32,12 @@ std::string format_ratio(double ratio) {
   return fixed(ratio, ratio >= 100.0 ? 0 : (ratio >= 10.0 ? 1 : 2)) + "x";
 }
 
+/// The kernel's share of CPU time as a whole percentage, "-" when no CPU time was measured.
+std::string format_kernel_share(const CpuTime& cpu) {
+  const double total = cpu.user_ms + cpu.kernel_ms;
+  return total <= 0.0 ? "-" : fixed(100.0 * cpu.kernel_ms / total, 0) + "%";
+}
+
 /// Bytes per point with one decimal, "-" when not measured (negative).
 std::string format_bytes_per_point(double bytes) {
   return bytes < 0.0 ? "-" : fixed(bytes, 1);
@@ -186,19 +192,20 @@ void print_group(std::FILE* out, const WorkloadInfo& w, std::span<const Row> gro
                note.empty() ? "" : "  -- ", note.c_str());
   // A build's table has the index's own memory (B/pt) where the others have their check.
   const bool build = first.op == Op::build;
-  std::fprintf(out, "  %-13s %3s %10s %9s %12s %14s %8s %8s  %s\n", "engine", "thr", "ms",
+  std::fprintf(out, "  %-13s %3s %10s %9s %12s %14s %8s %8s %8s  %s\n", "engine", "thr", "ms",
                build ? "Mpts/s" : "M/s", "x nanoflann", "x hashed_grid", "x 1 thr", "RSS MiB",
-               build ? "index B/pt" : "check");
+               "kernel", build ? "index B/pt" : "check");
   for (const Row& r : group) {
     if (r.status != "ok") {
       std::fprintf(out, "  %-13s %3d %10s  (%s: %s)\n", r.engine.c_str(), r.threads, "n/a",
                    r.status.c_str(), r.reason.c_str());
       continue;
     }
-    std::fprintf(out, "  %-13s %3d %10s %9.2f %12s %14s %8s %8.0f  %s\n", r.engine.c_str(),
+    std::fprintf(out, "  %-13s %3d %10s %9.2f %12s %14s %8s %8.0f %8s  %s\n", r.engine.c_str(),
                  r.threads, format_ms(r.median_ms).c_str(), mega_per_second(r),
                  format_ratio(r.vs_nanoflann).c_str(), format_ratio(r.vs_hashed_grid).c_str(),
                  format_ratio(r.vs_one_thread).c_str(), r.peak_rss_mib,
+                 format_kernel_share(r.cpu).c_str(),
                  build ? format_bytes_per_point(r.index_bytes_per_point).c_str() : r.check.c_str());
   }
   std::fflush(out);

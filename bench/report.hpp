@@ -28,6 +28,9 @@ struct Row {
   std::size_t items = 0;  ///< points (queries for ball) the totals are over
   double peak_rss_mib = 0.0;
   double own_rss_mib = 0.0;
+  /// The process's CPU time over the timed parts of all repetitions (Measurement::cpu): the
+  /// kernel's share of it is what fresh memory costs (page faults and zeroing).
+  CpuTime cpu;
   /// build only: heap bytes the built index holds per point (Measurement::index_bytes / n);
   /// -1 when not measured.
   double index_bytes_per_point = -1.0;

@@ -145,9 +145,9 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
     case Op::build: {
       m.index_bytes = bytes_held_by([&] { return Tree<Dim, T>(Dim, cloud, params); });
       m.ms = repeat(policy, [&] {
-        const Timer timer;
+        const Timer timer(m.cpu);
         const Tree<Dim, T> tree(Dim, cloud, params);
-        return timer.ms();
+        return timer.stop();
       });
       break;
     }
@@ -156,11 +156,11 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       spatialhash::NeighborLists kept;
       m.ms = repeat(policy, [&] {
         kept = {};
-        const Timer timer;
+        const Timer timer(m.cpu);
         const Tree<Dim, T> tree(Dim, cloud, params);
         spatialhash::NeighborLists lists;
         full_lists<Dim, T>(tree, problem.coords, r2, threads, lists);
-        const double ms = timer.ms();
+        const double ms = timer.stop();
         kept = std::move(lists);
         return ms;
       });
@@ -171,10 +171,10 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
     case Op::step_rows: {
       spatialhash::NeighborLists lists;  // kept across repetitions, as a simulation keeps it
       m.ms = repeat(policy, [&] {
-        const Timer timer;
+        const Timer timer(m.cpu);
         const Tree<Dim, T> tree(Dim, cloud, params);
         full_lists<Dim, T>(tree, problem.coords, r2, threads, lists);
-        return timer.ms();
+        return timer.stop();
       });
       m.digest = digest_lists(lists);
       break;
@@ -184,9 +184,9 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       spatialhash::PairList kept;
       m.ms = repeat(policy, [&] {
         kept = {};
-        const Timer timer;
+        const Timer timer(m.cpu);
         spatialhash::PairList list = pair_list<Dim, T>(tree, problem.coords, r2, threads);
-        const double ms = timer.ms();
+        const double ms = timer.stop();
         kept = std::move(list);
         return ms;
       });
@@ -197,7 +197,7 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       const Tree<Dim, T> tree(Dim, cloud, params);
       std::vector<std::uint32_t> counts(n);
       m.ms = repeat(policy, [&] {
-        const Timer timer;
+        const Timer timer(m.cpu);
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
         for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
           std::uint32_t count = 0;
@@ -206,7 +206,7 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
                          keep);
           counts[i] = count;
         }
-        return timer.ms();
+        return timer.stop();
       });
       m.digest = digest_counts(counts);
       break;
@@ -217,7 +217,7 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       const auto queries = static_cast<std::int64_t>(problem.queries.size() / Dim);
       std::vector<std::uint32_t> hits(static_cast<std::size_t>(queries));
       m.ms = repeat(policy, [&] {
-        const Timer timer;
+        const Timer timer(m.cpu);
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
         for (std::int64_t q = 0; q < queries; ++q) {
           std::array<T, Dim> position;
@@ -227,7 +227,7 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
           search<Dim, T>(tree, position.data(), r2, kNoSkip, 0, keep);
           hits[q] = count;
         }
-        return timer.ms();
+        return timer.stop();
       });
       m.digest = digest_counts(hits);
       break;

@@ -11,17 +11,18 @@ namespace bench {
 /// fill(index, lists) fills), then hands the last repetition's lists to digest(). With `refill`
 /// (step_*) the lists are kept across repetitions, as a simulation keeps them; otherwise
 /// (rebuild_*) each repetition fills fresh lists, the previous ones freed before the clock starts.
+/// The CPU time of the timed parts is added to `cpu`.
 template <class Lists, class Index, int Dim, class T, class Fill, class DigestOf>
 std::vector<double> time_lists(bool refill, const Problem<Dim, T>& problem,
                                const spatialhash::Options& options, const RepPolicy& policy,
-                               Fill fill, DigestOf digest) {
+                               CpuTime& cpu, Fill fill, DigestOf digest) {
   Lists kept;
   std::vector<double> ms = repeat(policy, [&] {
     if (!refill) kept = {};
-    const Timer timer;
+    const Timer timer(cpu);
     const Index index(problem.coords, problem.radius, options);
     fill(index, kept);
-    return timer.ms();  // the index is destroyed after the clock stopped
+    return timer.stop();  // the index is destroyed after the clock stopped
   });
   digest(kept);
   return ms;
@@ -39,23 +40,23 @@ Measurement run_ours(const spatialhash::Options& index_options,
     case Op::build: {
       m.index_bytes = bytes_held_by([&] { return Index(problem.coords, problem.radius, options); });
       m.ms = repeat(policy, [&] {
-        const Timer timer;
+        const Timer timer(m.cpu);
         const Index index(problem.coords, problem.radius, options);
-        return timer.ms();  // the index is destroyed after the clock stopped
+        return timer.stop();  // the index is destroyed after the clock stopped
       });
       break;
     }
     case Op::rebuild_lists:
     case Op::step_lists:
       m.ms = time_lists<spatialhash::NeighborLists, Index>(
-          op == Op::step_lists, problem, options, policy,
+          op == Op::step_lists, problem, options, policy, m.cpu,
           [&](const Index& index, auto& lists) { index.neighbor_lists(lists, list_options); },
           [&](const auto& lists) { m.digest = digest_lists(lists); });
       break;
     case Op::rebuild_rows:
     case Op::step_rows:
       m.ms = time_lists<spatialhash::NeighborRows, Index>(
-          op == Op::step_rows, problem, options, policy,
+          op == Op::step_rows, problem, options, policy, m.cpu,
           [&](const Index& index, auto& rows) { index.neighbor_rows(rows, list_options); },
           [&](const auto& rows) { m.digest = digest_rows(rows); });
       break;
@@ -64,9 +65,9 @@ Measurement run_ours(const spatialhash::Options& index_options,
       spatialhash::PairList kept;
       m.ms = repeat(policy, [&] {
         kept = {};
-        const Timer timer;
+        const Timer timer(m.cpu);
         spatialhash::PairList pairs = index.pairs();
-        const double ms = timer.ms();
+        const double ms = timer.stop();
         kept = std::move(pairs);
         return ms;
       });
@@ -78,9 +79,9 @@ Measurement run_ours(const spatialhash::Options& index_options,
       std::vector<spatialhash::index_t> kept;
       m.ms = repeat(policy, [&] {
         kept = {};
-        const Timer timer;
+        const Timer timer(m.cpu);
         std::vector<spatialhash::index_t> counts = index.neighbor_counts();
-        const double ms = timer.ms();
+        const double ms = timer.stop();
         kept = std::move(counts);
         return ms;
       });
@@ -97,17 +98,17 @@ Measurement run_ours(const spatialhash::Options& index_options,
       // All queries at once (the engines batch them where they can), as CSR lists (cross) or
       // NeighborRows (cross_rows); a row's length is its query's count.
       m.ms = repeat(policy, [&] {
-        const Timer timer;
+        const Timer timer(m.cpu);
         if (op == Op::ball) {
           const auto lists = index.cross(positions, list_options);
-          const double ms = timer.ms();
+          const double ms = timer.stop();
           for (std::int64_t q = 0; q < queries; ++q) {
             hits[q] = static_cast<std::uint32_t>(lists.count(static_cast<std::size_t>(q)));
           }
           return ms;
         }
         const auto rows = index.cross_rows(positions, list_options);
-        const double ms = timer.ms();
+        const double ms = timer.stop();
         for (std::int64_t q = 0; q < queries; ++q) hits[q] = rows.count[q];
         return ms;
       });
