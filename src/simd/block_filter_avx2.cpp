@@ -58,7 +58,9 @@ void filter_queries(const SoaView<Dim>& points, const CandidateRuns& runs,
   const __m256i border_from = _mm256_set1_epi32(static_cast<int>(border_from_bits(band)));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   // Candidates j .. j + 7, of which the first `left` exist (all of them when left >= 8);
-  // kMaySkip: some query may skip one of them.
+  // kMaySkip: some query may skip one of them. GCC 12 inlines this lambda at for_each_vector's
+  // two call sites; given more it made it an out-of-line call, 20-25% slower
+  // (docs/benchmarks.md, fifty-eighth session).
   const auto filter_vector = [&]<bool kMaySkip>(std::uint32_t j, std::uint32_t left) {
     const bool whole = left >= 8;
     const __m256i valid_lanes = _mm256_cmpgt_epi32(
