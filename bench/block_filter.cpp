@@ -3,7 +3,7 @@
 // the column search gives a block (cells of edge r), on W1-like cells (a jittered lattice of
 // spacing 1 with r = 2: 8 points per cell, runs of 24) and W2-like cells (uniform density 1, r =
 // 1.928: Poisson 7.17 points per cell, runs of 10-35). Both in count mode (a count search: no
-// rows) and with rows stored. A third case cuts W2's runs to their mean length, so that every run
+// rows) and with rows stored. A third case sets W2's runs to their mean length, so that every run
 // loop has the same trip count: its time against W2's is what the runs' varying lengths cost
 // (their loops' mispredicted exits). The calls' data fit in L2, so that this is the filter's own
 // speed, not memory's. Prints nanoseconds per call and per query and candidate vector of 8 (the
@@ -104,7 +104,8 @@ Calls make_calls(std::size_t count, double radius, bool lattice, double per_cell
   return calls;
 }
 
-/// The same calls with every run cut to the runs' mean length (where the candidates allow).
+/// The same calls with every run given the runs' mean length: a shorter run takes in the
+/// candidates after it, a longer one is cut (the brute force counts the same runs).
 Calls with_equal_runs(Calls calls) {
   std::size_t total = 0, runs = 0;
   for (const CandidateRuns& r : calls.runs) {
