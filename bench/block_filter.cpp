@@ -8,7 +8,8 @@
 // (their loops' mispredicted exits). The calls' data fit in L2, so that this is the filter's own
 // speed, not memory's. Prints nanoseconds per call and per query and candidate vector of 8 (the
 // AVX2 width), and each level's speed against scalar. Exits 1 when a level's neighbor counts
-// (sure candidates, plus border ones decided in double) differ from a double brute force.
+// (sure candidates, plus border ones decided in double), in count mode or with rows, differ from
+// a double brute force (checked in untimed passes).
 //
 //   block_filter [calls] [repeats]   (defaults 4096 200)
 #include <algorithm>
@@ -120,11 +121,19 @@ Calls with_equal_runs(Calls calls) {
   return calls;
 }
 
-/// Every query's neighbors (squared distance <= r^2 in double, itself excluded) by brute force
-/// over its call's runs.
+/// Whether candidate j lies within the calls' radius of `position`, decided in double.
+bool within_radius(const Calls& calls, std::uint32_t j, const std::array<float, 3>& position) {
+  double d2 = 0;
+  for (int k = 0; k < 3; ++k) {
+    const double d = double{calls.axis[k][j]} - double{position[k]};
+    d2 += d * d;
+  }
+  return d2 <= calls.radius * calls.radius;
+}
+
+/// Every query's neighbors (itself excluded) by brute force over its call's runs.
 std::vector<std::uint32_t> brute_force_counts(const Calls& calls) {
   std::vector<std::uint32_t> counts;
-  const double r2 = calls.radius * calls.radius;
   for (std::size_t c = 0; c < calls.runs.size(); ++c) {
     const CandidateRuns& runs = calls.runs[c];
     const QueryBlock<3>& block = calls.queries[c];
@@ -132,13 +141,49 @@ std::vector<std::uint32_t> brute_force_counts(const Calls& calls) {
       std::uint32_t found = 0;
       for (int i = 0; i < runs.count; ++i) {
         for (std::uint32_t j = runs.run[i].begin; j < runs.run[i].end; ++j) {
-          double d2 = 0;
-          for (int k = 0; k < 3; ++k) {
-            const double d = double{calls.axis[k][j]} - double{block.position[q][k]};
-            d2 += d * d;
-          }
-          found += j != block.skip[q] && d2 <= r2;
+          found += j != block.skip[q] && within_radius(calls, j, block.position[q]);
         }
+      }
+      counts.push_back(found);
+    }
+  }
+  return counts;
+}
+
+/// Rows of one filter call, the filter's band and a row stride with room for every call.
+struct FilterScratch {
+  FloatBand band;
+  std::size_t stride = 0;
+  std::vector<std::uint32_t> sure, border;
+
+  explicit FilterScratch(const Calls& calls)
+      : band(spatialhash::detail::make_float_band(calls.radius, 4.0 * calls.radius, 3)) {
+    std::size_t longest = 0;
+    for (const CandidateRuns& r : calls.runs) longest = std::max<std::size_t>(longest, r.size());
+    stride = longest + spatialhash::detail::kFilterSlack;
+    sure.resize(stride * kQueries);
+    border.resize(stride * kQueries);
+  }
+  /// The output of a call: rows, or counts alone (a count search).
+  BlockOutput output(bool rows) {
+    return BlockOutput{rows ? sure.data() : nullptr, border.data(), stride};
+  }
+};
+
+/// Every query's neighbors by `filter` (count mode, or with rows): its sure candidates plus its
+/// border ones decided in double. Untimed.
+std::vector<std::uint32_t> filter_counts(const Calls& calls, BlockFilterFn<3> filter, bool rows) {
+  FilterScratch scratch(calls);
+  const SoaView<3> view = calls.view();
+  std::vector<std::uint32_t> counts;
+  for (std::size_t c = 0; c < calls.runs.size(); ++c) {
+    BlockOutput out = scratch.output(rows);
+    filter(view, calls.runs[c], calls.queries[c], scratch.band, out);
+    for (int q = 0; q < kQueries; ++q) {
+      std::uint32_t found = out.sure_count[q];
+      for (std::uint32_t b = 0; b < out.border_count[q]; ++b) {
+        const std::uint32_t j = scratch.border[static_cast<std::size_t>(q) * scratch.stride + b];
+        found += within_radius(calls, j, calls.queries[c].position[q]);
       }
       counts.push_back(found);
     }
@@ -148,41 +193,19 @@ std::vector<std::uint32_t> brute_force_counts(const Calls& calls) {
 
 struct Timing {
   double count_ns = 1e300, rows_ns = 1e300;
-  std::vector<std::uint32_t> counts;  ///< per query, border candidates decided in double
 };
 
 /// The fastest of `repeats` passes over every call, in count mode and with rows, in ns per call.
 Timing time_filter(const Calls& calls, BlockFilterFn<3> filter, int repeats) {
-  const FloatBand band = spatialhash::detail::make_float_band(calls.radius, 4.0 * calls.radius, 3);
+  FilterScratch scratch(calls);
   const SoaView<3> view = calls.view();
-  std::size_t longest = 0;
-  for (const CandidateRuns& r : calls.runs) longest = std::max<std::size_t>(longest, r.size());
-  const std::size_t stride = longest + spatialhash::detail::kFilterSlack;
-  std::vector<std::uint32_t> sure(stride * kQueries), border(stride * kQueries);
   Timing timing;
-  timing.counts.assign(calls.runs.size() * kQueries, 0);
-  const double r2 = calls.radius * calls.radius;
   for (int pass = 0; pass < repeats; ++pass) {
     for (const bool rows : {false, true}) {
       const auto start = std::chrono::steady_clock::now();
       for (std::size_t c = 0; c < calls.runs.size(); ++c) {
-        BlockOutput out{rows ? sure.data() : nullptr, border.data(), stride};
-        filter(view, calls.runs[c], calls.queries[c], band, out);
-        if (pass + 1 < repeats) continue;
-        // The last pass: each query's neighbors, its border candidates decided in double.
-        for (int q = 0; q < kQueries; ++q) {
-          std::uint32_t found = out.sure_count[q];
-          for (std::uint32_t b = 0; b < out.border_count[q]; ++b) {
-            const std::uint32_t j = border[static_cast<std::size_t>(q) * stride + b];
-            double d2 = 0;
-            for (int k = 0; k < 3; ++k) {
-              const double d = double{calls.axis[k][j]} - double{calls.queries[c].position[q][k]};
-              d2 += d * d;
-            }
-            found += d2 <= r2;
-          }
-          timing.counts[c * kQueries + static_cast<std::size_t>(q)] = found;
-        }
+        BlockOutput out = scratch.output(rows);
+        filter(view, calls.runs[c], calls.queries[c], scratch.band, out);
       }
       const double ns =
           std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
@@ -232,10 +255,11 @@ int run(int argc, char** argv) {
         kQueries * static_cast<double>(c.calls->vectors8()) / static_cast<double>(count);
     Timing scalar;
     for (const Level& level : levels) {
-      const Timing t =
-          time_filter(*c.calls, spatialhash::detail::best_block_filter<3>(level.simd), repeats);
+      const BlockFilterFn<3> filter = spatialhash::detail::best_block_filter<3>(level.simd);
+      const Timing t = time_filter(*c.calls, filter, repeats);
       if (level.simd == Simd::scalar) scalar = t;
-      const bool same = t.counts == expected;
+      const bool same = filter_counts(*c.calls, filter, false) == expected &&
+                        filter_counts(*c.calls, filter, true) == expected;
       agree = agree && same;
       std::printf("%-14s %-8s %9.1f %11.1f %9.2f %8.2fx %9.1f %9.2f %8.2fx%s\n", c.name, level.name,
                   candidates, t.count_ns, t.count_ns / query_vectors, scalar.count_ns / t.count_ns,
