@@ -5,11 +5,11 @@
 // 1.928: Poisson 7.17 points per cell, runs of 10-35). Both in count mode (a count search: no
 // rows) and with rows stored. A third case sets W2's runs to their mean length, so that every run
 // loop has the same trip count: its time against W2's is what the runs' varying lengths cost
-// (their loops' mispredicted exits). The calls' data fit in L2, so that this is the filter's own
-// speed, not memory's. Prints nanoseconds per call and per query and candidate vector of 8 (the
-// AVX2 width), and each level's speed against scalar. Exits 1 when a level's neighbor counts
-// (sure candidates, plus border ones decided in double), in count mode or with rows, differ from
-// a double brute force (checked in untimed passes).
+// (their loops' mispredicted exits). Each call has its own candidates (about 3.5 KB): the default
+// 4096 calls are held in L3 between passes, 256 fit a 1 MiB L2. Prints nanoseconds per call and
+// per query and candidate vector of 8 (the AVX2 width), and each level's speed against scalar.
+// Exits 1 when a level's neighbor counts (sure candidates, plus border ones decided in double),
+// in count mode or with rows, differ from a double brute force (checked in untimed passes).
 //
 //   block_filter [calls] [repeats]   (defaults 4096 200)
 #include <algorithm>
