@@ -11,6 +11,7 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -85,9 +86,11 @@ class TempDir {
 };
 
 /// Runs the tool with `args`. `stdin_file` feeds standard input (default /dev/null);
-/// `file_size_limit` > 0 sets RLIMIT_FSIZE in the child (writes beyond it fail with EFBIG).
+/// `file_size_limit` > 0 sets RLIMIT_FSIZE in the child (writes beyond it fail with EFBIG);
+/// `timeout_seconds` > 0 kills a child still running after that long with SIGALRM (exit_code
+/// 128 + SIGALRM: a hang fails the test instead of stalling it).
 inline Result run(const std::vector<std::string>& args, const std::string& stdin_file = "",
-                  long file_size_limit = 0) {
+                  long file_size_limit = 0, unsigned timeout_seconds = 0) {
   TempDir capture;
   const std::string out_path = capture.file("stdout"), err_path = capture.file("stderr");
   std::vector<std::string> argv_storage = {binary()};
@@ -109,6 +112,7 @@ inline Result run(const std::vector<std::string>& args, const std::string& stdin
       rlimit limit{static_cast<rlim_t>(file_size_limit), static_cast<rlim_t>(file_size_limit)};
       ::setrlimit(RLIMIT_FSIZE, &limit);
     }
+    if (timeout_seconds > 0) ::alarm(timeout_seconds);  // a pending alarm survives execv
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
