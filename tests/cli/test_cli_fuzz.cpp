@@ -26,7 +26,11 @@ namespace {
 using namespace clitest;
 
 constexpr int kUsage = 2, kInput = 3;
+#ifdef SPATIALHASH_CLI_SANITIZED
+constexpr int kMutantsPerFormat = 10;  // runs take about 7x longer under the sanitizers
+#else
 constexpr int kMutantsPerFormat = 30;
+#endif
 /// Seconds a run may take before it counts as a hang (an undamaged one takes milliseconds).
 constexpr unsigned kTimeoutSeconds = 60;
 
