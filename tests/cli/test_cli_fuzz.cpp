@@ -157,7 +157,7 @@ TEST_P(Fuzz, DamagedInputIsReadExactlyOrRefused) {
 #endif
     EXPECT_EQ(dir.entries().size(), files) << "a run left a file behind";
   }
-  // Not every mutant may be refused: most damage to text leaves numbers the tool must read.
+  // How many mutants were read (and checked against brute force), in the test's XML report.
   RecordProperty("mutants_read", std::to_string(read));
 }
 
