@@ -126,6 +126,9 @@ template <int Dim, class T>
 class EngineBase {
  public:
   using Position = std::array<double, Dim>;
+  /// Cross-query positions: the caller's doubles read in place (any stride), or float queries
+  /// converted into a copy (Index::checked_queries). Every coordinate is finite.
+  using Queries = PointsView<Dim, double>;
 
   explicit EngineBase(const Context<Dim, T>& context) : context_(context) {}
   virtual ~EngineBase() = default;
@@ -162,12 +165,10 @@ class EngineBase {
   /// Row q of `out`: the indices of the indexed points within request.radius of queries[q], no
   /// distances whatever the request says (every member of `out` is overwritten). The default
   /// counts, then fills, one ball_indices() per query and pass.
-  virtual void cross_lists(std::span<const Position> queries, const ListRequest& request,
-                           NeighborLists& out) const;
+  virtual void cross_lists(Queries queries, const ListRequest& request, NeighborLists& out) const;
   /// The rows of cross_lists() as NeighborRows (request.low_memory does not apply). The default
   /// takes cross_lists() and points each row at its place in the CSR arrays.
-  virtual void cross_rows(std::span<const Position> queries, const ListRequest& request,
-                          NeighborRows& out) const;
+  virtual void cross_rows(Queries queries, const ListRequest& request, NeighborRows& out) const;
   /// Where row q of a cross query's result lies: [first, second) of its entries.
   using RowRange = FunctionRef<std::pair<std::size_t, std::size_t>(std::size_t)>;
   /// The distances of a cross query's rows: row q (entries row_range(q) of `indices`) holds the
@@ -177,8 +178,8 @@ class EngineBase {
   /// exact.hpp, the distance every engine's ball query reports, and its square root). An engine
   /// whose distances are not those of its points (the periodic index measures across the box)
   /// uses ball_cross_distances().
-  virtual void cross_distances(std::span<const Position> queries, double radius, RowRange row_range,
-                               index_t* indices, double* distances) const;
+  virtual void cross_distances(Queries queries, double radius, RowRange row_range, index_t* indices,
+                               double* distances) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
   virtual void pair_output(double radius, PairOutput& out) const;
   /// The pairs as a PairList, with distances when asked. The default takes pair_output() without
@@ -188,11 +189,19 @@ class EngineBase {
  protected:
   /// cross_distances() from ball queries: each row rewritten, in the order ball() reports, with
   /// the distances ball() carries (the same neighbors, so the row's room fits them exactly).
-  void ball_cross_distances(std::span<const Position> queries, double radius, RowRange row_range,
-                            index_t* indices, double* distances) const;
+  void ball_cross_distances(Queries queries, double radius, RowRange row_range, index_t* indices,
+                            double* distances) const;
 
   Context<Dim, T> context_;
 };
+
+/// Point i of `points` as a double position.
+template <int Dim, class U>
+std::array<double, Dim> position_at(const PointsView<Dim, U>& points, std::size_t i) {
+  std::array<double, Dim> position;
+  for (int k = 0; k < Dim; ++k) position[k] = points.coord(i, k);
+  return position;
+}
 
 /// Creates the engine of the given kind (never Engine::automatic) over a validated context.
 template <int Dim, class T>

@@ -76,7 +76,7 @@ void EngineBase<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows&
 }
 
 template <int Dim, class T>
-void EngineBase<Dim, T>::cross_rows(std::span<const Position> queries, const ListRequest& request,
+void EngineBase<Dim, T>::cross_rows(Queries queries, const ListRequest& request,
                                     NeighborRows& out) const {
   NeighborLists lists;
   cross_lists(queries, request, lists);
@@ -84,23 +84,21 @@ void EngineBase<Dim, T>::cross_rows(std::span<const Position> queries, const Lis
 }
 
 template <int Dim, class T>
-void EngineBase<Dim, T>::cross_distances(std::span<const Position> queries, double /*radius*/,
-                                         RowRange row_range, index_t* indices,
-                                         double* distances) const {
+void EngineBase<Dim, T>::cross_distances(Queries queries, double /*radius*/, RowRange row_range,
+                                         index_t* indices, double* distances) const {
   const auto m = static_cast<std::int64_t>(queries.size());
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(context_.threads)
   for (std::int64_t q = 0; q < m; ++q) {
     const auto [first, last] = row_range(static_cast<std::size_t>(q));
-    row_distances(context_.points, queries[static_cast<std::size_t>(q)], indices + first,
-                  static_cast<std::uint32_t>(last - first), distances + first);
+    row_distances(context_.points, position_at(queries, static_cast<std::size_t>(q)),
+                  indices + first, static_cast<std::uint32_t>(last - first), distances + first);
   }
 }
 
 template <int Dim, class T>
-void EngineBase<Dim, T>::ball_cross_distances(std::span<const Position> queries, double radius,
-                                              RowRange row_range, index_t* indices,
-                                              double* distances) const {
+void EngineBase<Dim, T>::ball_cross_distances(Queries queries, double radius, RowRange row_range,
+                                              index_t* indices, double* distances) const {
   const auto m = static_cast<std::int64_t>(queries.size());
   std::atomic<bool> same = true;
 #pragma omp parallel for schedule(dynamic, 256) num_threads(context_.threads)
@@ -118,7 +116,7 @@ void EngineBase<Dim, T>::ball_cross_distances(std::span<const Position> queries,
       }
     };
     HitSink sink(visit);
-    ball(queries[q], radius, sink);
+    ball(position_at(queries, static_cast<std::size_t>(q)), radius, sink);
     sink.flush();
     if (cursor != last) same = false;
   }
@@ -138,7 +136,7 @@ void EngineBase<Dim, T>::ball_indices(const Position& center, double radius,
 }
 
 template <int Dim, class T>
-void EngineBase<Dim, T>::cross_lists(std::span<const Position> queries, const ListRequest& request,
+void EngineBase<Dim, T>::cross_lists(Queries queries, const ListRequest& request,
                                      NeighborLists& out) const {
   const double radius = request.radius;
   const auto m = static_cast<std::int64_t>(queries.size());
@@ -151,7 +149,7 @@ void EngineBase<Dim, T>::cross_lists(std::span<const Position> queries, const Li
     std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t q = 0; q < m; ++q) {
-      ball_indices(queries[q], radius, found);
+      ball_indices(position_at(queries, static_cast<std::size_t>(q)), radius, found);
       out.offsets[q + 1] = found.size();
     }
   }
@@ -162,7 +160,7 @@ void EngineBase<Dim, T>::cross_lists(std::span<const Position> queries, const Li
     std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t q = 0; q < m; ++q) {
-      ball_indices(queries[q], radius, found);
+      ball_indices(position_at(queries, static_cast<std::size_t>(q)), radius, found);
       std::copy(found.begin(), found.end(), out.indices.begin() + out.offsets[q]);
     }
   }

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "engine_base.hpp"
 #include "periodic/periodic_engine.hpp"
@@ -236,8 +237,8 @@ void Index<Dim, T>::ball(const Position& center, double radius, std::vector<inde
 
 template <int Dim, class T>
 template <class U>
-ResultVector<typename Index<Dim, T>::Position> Index<Dim, T>::checked_queries(
-    PointsView<Dim, U> queries) const {
+PointsView<Dim, double> Index<Dim, T>::checked_queries(PointsView<Dim, U> queries,
+                                                       ResultVector<double>& converted) const {
   if (queries.size() > 0 && queries.data == nullptr) {
     throw InvalidArgument("spatialhash: cross query with null data and a non-zero count");
   }
@@ -245,16 +246,20 @@ ResultVector<typename Index<Dim, T>::Position> Index<Dim, T>::checked_queries(
     throw InvalidArgument("spatialhash: cross query stride is smaller than the dimension");
   }
   const auto m = static_cast<std::int64_t>(queries.size());
-  // Copied and checked in one parallel pass into memory nothing zeroes first (ResultVector); a
-  // non-finite coordinate is then located by a sequential scan, so the message names the first.
-  ResultVector<Position> positions(queries.size());
+  // Checked (and float queries converted) in one parallel pass; a non-finite coordinate is then
+  // located by a sequential scan, so the message names the first.
+  constexpr bool kInPlace = std::is_same_v<U, double>;
+  if constexpr (!kInPlace) detail::sized_for_overwrite(converted, queries.size() * Dim);
   bool finite = true;
 #pragma omp parallel for schedule(static) num_threads(threads()) reduction(&& : finite)
   for (std::int64_t q = 0; q < m; ++q) {
+    bool all = true;
     for (int k = 0; k < Dim; ++k) {
-      positions[q][k] = queries.coord(q, k);
-      finite = finite && std::isfinite(positions[q][k]);
+      const double x = queries.coord(q, k);
+      if constexpr (!kInPlace) converted[q * Dim + k] = x;
+      all &= std::isfinite(x);
     }
+    finite = finite && all;
   }
   for (std::int64_t q = 0; !finite && q < m; ++q) {
     for (int k = 0; k < Dim; ++k) {
@@ -264,7 +269,11 @@ ResultVector<typename Index<Dim, T>::Position> Index<Dim, T>::checked_queries(
       }
     }
   }
-  return positions;
+  if constexpr (kInPlace) {
+    return queries;
+  } else {
+    return PointsView<Dim, double>(converted.data(), queries.size());
+  }
 }
 
 template <int Dim, class T>
@@ -280,7 +289,8 @@ template <class U>
 void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
                           const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  const ResultVector<Position> positions = checked_queries(queries);
+  ResultVector<double> converted;
+  const PointsView<Dim, double> positions = checked_queries(queries, converted);
   // Sorted in the search where the engine can (sorts_rows()): the distances then follow.
   engine_->cross_lists(
       positions, {.radius = r, .low_memory = options.low_memory, .sorted = options.sorted}, lists);
@@ -310,7 +320,8 @@ template <class U>
 void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
                                const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  const ResultVector<Position> positions = checked_queries(queries);
+  ResultVector<double> converted;
+  const PointsView<Dim, double> positions = checked_queries(queries, converted);
   engine_->cross_rows(positions, {.radius = r, .sorted = options.sorted}, rows);
   if (options.with_distances) {
     // Entries between rows get NaN, as in neighbor_rows(); cross_distances() writes the rows'.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <utility>
 
 #include "../src/simd/row_sort.hpp"
 #include "../src/sort_rows.hpp"
@@ -148,6 +149,39 @@ void check_cross(const spatialhash::Options& options, const datasets::Dataset& d
     std::vector<std::size_t> row(got.begin(), got.end());
     std::sort(row.begin(), row.end());
     ASSERT_EQ(row, want(q)) << d.name << " cross_rows row " << q;
+  }
+  // The same queries with a stride of 4, each followed by a NaN that nothing may read (the
+  // engines read double queries in place, whatever their layout), with distances: the rows as
+  // the oracle's, each entry's distance the one the packed queries get.
+  std::vector<double> padded;
+  for (std::size_t q = 0; q < m; ++q) {
+    padded.insert(padded.end(), queries.begin() + 3 * q, queries.begin() + 3 * q + 3);
+    padded.push_back(std::numeric_limits<double>::quiet_NaN());
+  }
+  const spatialhash::PointsView<3, double> strided(padded.data(), m, 4);
+  const auto sorted_entries = [](const spatialhash::NeighborLists& l, std::size_t q) {
+    std::vector<std::pair<std::size_t, double>> entries;
+    for (std::size_t e = l.offsets[q]; e < l.offsets[q + 1]; ++e) {
+      entries.emplace_back(l.indices[e], l.distances[e]);
+    }
+    std::sort(entries.begin(), entries.end());
+    return entries;
+  };
+  const auto packed_lists = index.cross(view, {.with_distances = true});
+  const auto strided_lists = index.cross(strided, {.with_distances = true});
+  ASSERT_EQ(strided_lists.size(), m);
+  const auto strided_rows = index.cross_rows(strided);
+  expect_row_layout(strided_rows, m);
+  for (std::size_t q = 0; q < m; ++q) {
+    const auto entries = sorted_entries(strided_lists, q);
+    std::vector<std::size_t> row;
+    for (const auto& [j, distance] : entries) row.push_back(j);
+    ASSERT_EQ(row, want(q)) << d.name << " strided cross row " << q;
+    ASSERT_EQ(entries, sorted_entries(packed_lists, q)) << d.name << " strided distances " << q;
+    const auto got = strided_rows.row(q);
+    std::vector<std::size_t> rows_row(got.begin(), got.end());
+    std::sort(rows_row.begin(), rows_row.end());
+    ASSERT_EQ(rows_row, row) << d.name << " strided cross_rows row " << q;
   }
 }
 

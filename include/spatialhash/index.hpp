@@ -182,10 +182,13 @@ class Index {
                   const ListOptions& options = {}) const;
 
  private:
-  /// The queries as positions, checked: throws InvalidArgument for a null array, a stride below
-  /// the dimension, or (naming the first) a non-finite coordinate.
+  /// The queries as the engines read them, checked: throws InvalidArgument for a null array, a
+  /// stride below the dimension, or (naming the first) a non-finite coordinate. Double queries
+  /// are read where they are (a copy into fresh memory cost a third of a million ball queries'
+  /// time, docs/benchmarks.md); float ones are converted into `converted`, which the view reads.
   template <class U>
-  ResultVector<Position> checked_queries(PointsView<Dim, U> queries) const;
+  PointsView<Dim, double> checked_queries(PointsView<Dim, U> queries,
+                                          ResultVector<double>& converted) const;
   double checked_query_radius(double radius) const;
   /// Throws InvalidArgument naming the first non-finite coordinate of a ball query position.
   static void check_ball_center(const Position& center);

@@ -106,6 +106,7 @@ class CellList final : public EngineBase<Dim, T> {
  public:
   using Base = EngineBase<Dim, T>;
   using typename Base::Position;
+  using typename Base::Queries;
   using CellWalk = typename CellListLayout<Dim>::CellWalk;
   /// The cell search's helper types (cell_search above), by their short names.
   using Range = cell_search::Range;
@@ -195,11 +196,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
   void neighbor_rows(const ListRequest& request, NeighborRows& rows) const override;
 
-  void cross_lists(std::span<const Position> queries, const ListRequest& request,
+  void cross_lists(Queries queries, const ListRequest& request,
                    NeighborLists& lists) const override;
   /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
-  void cross_rows(std::span<const Position> queries, const ListRequest& request,
-                  NeighborRows& rows) const override;
+  void cross_rows(Queries queries, const ListRequest& request, NeighborRows& rows) const override;
 
   /// Every pair once into `out`. A resizable output (the library's own) gets one search: each
   /// block's pairs are collected in a per-thread buffer, then claim the next free range of the
@@ -321,8 +321,7 @@ class CellList final : public EngineBase<Dim, T> {
   /// collected into `lists`: CSR lists (collect_rows.hpp) or NeighborRows
   /// (collect_rows_unordered.hpp). No distances (the collectors' are between indexed points).
   template <class Lists>
-  void cross_search(std::span<const Position> queries, const ListRequest& request,
-                    Lists& lists) const;
+  void cross_search(Queries queries, const ListRequest& request, Lists& lists) const;
 
   /// Calls emit(index, d2) for every point within `radius` of `center`: the stencil's ranges
   /// through the filter with one query, fixed-size chunks on the stack (nothing allocated). d2 is
@@ -334,17 +333,16 @@ class CellList final : public EngineBase<Dim, T> {
   /// reported to emit as slots first_slot, first_slot + 1, ... (no self exclusion; null rows
   /// with count_only).
   template <class Emit>
-  void search_queries(const Cell<Dim>& cell, std::span<const Position> queries,
-                      const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
-                      bool count_only, const Search& search, CellWork<Dim>& work,
-                      Emit&& emit) const;
+  void search_queries(const Cell<Dim>& cell, Queries queries, const index_t* query_of,
+                      std::uint32_t count, std::uint32_t first_slot, bool count_only,
+                      const Search& search, CellWork<Dim>& work, Emit&& emit) const;
 
   /// Tests the query positions queries[query_of[0 .. count)], all in lattice cell `cell`, against
   /// the gathered candidates `candidates` (runs of work.g), reporting them to emit as slots
   /// first_slot, ... (null rows with count_only).
   template <class Emit>
-  void filter_queries(const Cell<Dim>& cell, std::span<const Position> queries,
-                      const index_t* query_of, std::uint32_t count, std::uint32_t first_slot,
+  void filter_queries(const Cell<Dim>& cell, Queries queries, const index_t* query_of,
+                      std::uint32_t count, std::uint32_t first_slot,
                       const CandidateRuns& candidates, bool count_only, const Search& search,
                       CellWork<Dim>& work, Emit&& emit) const;
 

@@ -28,20 +28,20 @@ void CellList<Dim, T>::ball_indices(const Position& center, double radius,
 }
 
 template <int Dim, class T>
-void CellList<Dim, T>::cross_lists(std::span<const Position> queries, const ListRequest& request,
+void CellList<Dim, T>::cross_lists(Queries queries, const ListRequest& request,
                                    NeighborLists& lists) const {
   cross_search(queries, request, lists);
 }
 
 template <int Dim, class T>
-void CellList<Dim, T>::cross_rows(std::span<const Position> queries, const ListRequest& request,
+void CellList<Dim, T>::cross_rows(Queries queries, const ListRequest& request,
                                   NeighborRows& rows) const {
   cross_search(queries, request, rows);
 }
 
 template <int Dim, class T>
 template <class Lists>
-void CellList<Dim, T>::cross_search(std::span<const Position> queries, const ListRequest& request,
+void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
                                     Lists& lists) const {
   const Search search{band_for(request.radius), request.radius * request.radius};
   const std::size_t m = queries.size();
@@ -64,9 +64,8 @@ void CellList<Dim, T>::cross_search(std::span<const Position> queries, const Lis
   {
     // The key pass of the build in query mode (cell_keys.hpp), with the lattice test of
     // GridGeometry::cell_of_position; an empty index puts every query off the lattice.
-    static_assert(sizeof(Position) == Dim * sizeof(double), "positions are packed doubles");
-    CellKeyInput<Dim, double> input{reinterpret_cast<const double*>(queries.data()), Dim,
-                                    grid_.origin, grid_.inv_cell, shift};
+    CellKeyInput<Dim, double> input{queries.data, queries.stride, grid_.origin, grid_.inv_cell,
+                                    shift};
     input.queries = true;
     const double margin = grid_.reach * grid_.cell_size;
     const bool empty = layout_.size() == 0;
@@ -92,7 +91,7 @@ void CellList<Dim, T>::cross_search(std::span<const Position> queries, const Lis
         if (!on_lattice(keys[q])) continue;
         if (probe) {
           Cell<Dim> cell;
-          for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries[q][k], k);
+          for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries.coord(q, k), k);
           if (!layout_.near_points(cell)) {
             keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
             continue;
@@ -170,10 +169,12 @@ void CellList<Dim, T>::cross_search(std::span<const Position> queries, const Lis
         constexpr std::uint32_t kAhead = 16;
         std::array<Cell<Dim>, kUnit> cells;
         for (std::uint32_t t = unit_first; t < last; ++t) {
-          if (t + kAhead < last) __builtin_prefetch(queries.data() + query_of[t + kAhead]);
+          if (t + kAhead < last) {
+            __builtin_prefetch(queries.data + std::size_t{query_of[t + kAhead]} * queries.stride);
+          }
           Cell<Dim>& cell = cells[t - unit_first];
           cell = {};
-          grid_.cell_of_position(queries[query_of[t]], cell);
+          grid_.cell_of_position(position_at(queries, query_of[t]), cell);
         }
         const auto cell_at = [&](std::uint32_t slot) { return cells[slot - unit_first]; };
         // Runs of queries in one cell share its gathered stencil; with the stencil of edge-r
@@ -263,7 +264,7 @@ void CellList<Dim, T>::scan_ball(const Position& center, double radius, Emit&& e
 
 template <int Dim, class T>
 template <class Emit>
-void CellList<Dim, T>::search_queries(const Cell<Dim>& cell, std::span<const Position> queries,
+void CellList<Dim, T>::search_queries(const Cell<Dim>& cell, Queries queries,
                                       const index_t* query_of, std::uint32_t count,
                                       std::uint32_t first_slot, bool count_only,
                                       const Search& search, CellWork<Dim>& work,
@@ -278,7 +279,7 @@ void CellList<Dim, T>::search_queries(const Cell<Dim>& cell, std::span<const Pos
 
 template <int Dim, class T>
 template <class Emit>
-void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Position> queries,
+void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, Queries queries,
                                       const index_t* query_of, std::uint32_t count,
                                       std::uint32_t first_slot, const CandidateRuns& candidates,
                                       bool count_only, const Search& search, CellWork<Dim>& work,
@@ -289,7 +290,8 @@ void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Pos
       [&](std::uint32_t p0, QueryBlock<Dim>& block) -> const CandidateRuns& {
         block.after = false;
         for (int q = 0; q < block.count; ++q) {
-          const Position& center = queries[query_of[p0 + static_cast<std::uint32_t>(q)]];
+          const Position center =
+              position_at(queries, query_of[p0 + static_cast<std::uint32_t>(q)]);
           for (int k = 0; k < Dim; ++k) {
             block.position[q][k] = frame_position(center, k, cell);
           }
@@ -298,7 +300,7 @@ void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Pos
         return candidates;
       },
       [&](std::uint32_t p, std::uint32_t id) {
-        return distance_squared(points, id, queries[query_of[p]]) <= search.r2;
+        return distance_squared(points, id, position_at(queries, query_of[p])) <= search.r2;
       },
       [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
         emit(first_slot + p, row, kept);
@@ -309,9 +311,9 @@ void CellList<Dim, T>::filter_queries(const Cell<Dim>& cell, std::span<const Pos
   template void CellList<D, T>::ball(const Position&, double, HitSink&) const;               \
   template void CellList<D, T>::ball_indices(const Position&, double, std::vector<index_t>&) \
       const;                                                                                 \
-  template void CellList<D, T>::cross_lists(std::span<const Position>, const ListRequest&,   \
+  template void CellList<D, T>::cross_lists(PointsView<D, double>, const ListRequest&,       \
                                             NeighborLists&) const;                           \
-  template void CellList<D, T>::cross_rows(std::span<const Position>, const ListRequest&,    \
+  template void CellList<D, T>::cross_rows(PointsView<D, double>, const ListRequest&,        \
                                            NeighborRows&) const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE

@@ -31,6 +31,7 @@ template <int Dim, class T>
 class PeriodicEngine final : public EngineBase<Dim, T> {
  public:
   using Position = typename EngineBase<Dim, T>::Position;
+  using Queries = typename EngineBase<Dim, T>::Queries;
   using RowRange = typename EngineBase<Dim, T>::RowRange;
 
   PeriodicEngine(Engine kind, const Context<Dim, T>& context, const PeriodicBox<Dim>& box)
@@ -152,8 +153,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   /// Distances across the box, to the nearest image: each row from ball(), which measures them.
-  void cross_distances(std::span<const Position> queries, double radius, RowRange row_range,
-                       index_t* indices, double* distances) const override {
+  void cross_distances(Queries queries, double radius, RowRange row_range, index_t* indices,
+                       double* distances) const override {
     this->ball_cross_distances(queries, radius, row_range, indices, distances);
   }
 
