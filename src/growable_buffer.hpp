@@ -1,27 +1,33 @@
 // GrowableBuffer: an append-only array of trivially copyable items for search results.
 //
-// Unlike std::vector it never value-initializes (the filters overwrite every slot they report),
-// and it grows with realloc, which for large blocks moves pages instead of copying them (mremap
-// on Linux). Invariant: data() holds size() valid items and capacity() >= size() slots.
+// Unlike std::vector it never value-initializes (the filters overwrite every slot they report).
+// Small buffers grow with realloc; buffers of 32 MiB or more are mapped blocks
+// (spatialhash/mapped_blocks.hpp: 2 MiB-aligned, in whole huge pages, advised before their first
+// touch) and grow by moving their pages into a larger block, never by copying them. Invariant:
+// data() holds size() valid items and capacity() >= size() slots.
 //
 // Huge pages: the final result arrays are advised to use transparent huge pages
 // (sized_for_overwrite), so filling hundreds of megabytes costs a few hundred page faults instead
 // of tens of thousands (page faults and page zeroing were a fifth of a neighbor-list search, perf,
-// 1M points). The growable buffers are not: advising buffers that then grow by realloc made the
+// 1M points). Small growable buffers are not: advising buffers that then grow by realloc made the
 // kernel zero pages over and over (clustered 1M points: 2.5x slower lists, clear_page 57% of the
 // profile), measured with spatialhash_bench on W1 and W3. A buffer may still start in huge pages
 // when its first reservation is sized well (cell_list's neighbor lists reserve an estimated share
 // up front: W1 1M points, 2 threads, 135 -> 110 ms), as long as it is never grown after advising.
+// Mapped blocks avoid that: each growth maps a new advised block and moves the pages into it.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
+
+#include "spatialhash/mapped_blocks.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -93,19 +99,48 @@ class GrowableBuffer {
   void clear() { size_ = 0; }
 
  private:
-  struct Free {
-    void operator()(Item* p) const { std::free(p); }
+  /// Frees a block from malloc/realloc, or unmaps a mapped block of `mapped` bytes.
+  struct Release {
+    std::size_t mapped = 0;
+    void operator()(Item* p) const {
+      if (mapped != 0) {
+        unmap_block(p, mapped);
+      } else {
+        std::free(p);
+      }
+    }
   };
 
+  // Blocks of kMappedBlockBytes or more are mapped blocks (spatialhash/mapped_blocks.hpp),
+  // grown by moving their pages; smaller ones come from malloc and grow by realloc. A buffer
+  // never shrinks, so a mapped block stays one.
   void reallocate(std::size_t capacity) {
-    void* moved = std::realloc(storage_.get(), capacity * sizeof(Item));
-    if (moved == nullptr) throw std::bad_alloc();
-    (void)storage_.release();  // realloc took ownership of the old block
-    storage_.reset(static_cast<Item*>(moved));
-    capacity_ = capacity;
+    if (capacity > SIZE_MAX / sizeof(Item)) throw std::bad_alloc();
+    const std::size_t length = mapped_block_length(capacity * sizeof(Item));
+    std::size_t& mapped = storage_.get_deleter().mapped;
+    if (length == 0) {
+      void* moved = std::realloc(storage_.get(), capacity * sizeof(Item));
+      if (moved == nullptr) throw std::bad_alloc();
+      (void)storage_.release();  // realloc took ownership of the old block
+      storage_.reset(static_cast<Item*>(moved));
+      capacity_ = capacity;
+      return;
+    }
+    void* block = nullptr;
+    if (mapped != 0) {
+      block = remap_block(storage_.get(), mapped, length);
+      (void)storage_.release();  // remap_block took the old block
+    } else {
+      block = map_block(length);
+      if (size_ > 0) std::memcpy(block, storage_.get(), size_ * sizeof(Item));
+      storage_.reset();  // frees the malloc block (mapped is still 0)
+    }
+    storage_.reset(static_cast<Item*>(block));
+    mapped = length;
+    capacity_ = length / sizeof(Item);
   }
 
-  std::unique_ptr<Item, Free> storage_;
+  std::unique_ptr<Item, Release> storage_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "mapped_blocks.hpp"
+
 namespace spatialhash {
 
 /// Index of a point in the caller's array. 32 bits keep neighbor lists compact (memory bandwidth
@@ -113,10 +115,11 @@ struct PairHit {
 };
 
 /// The allocator of result arrays: std::allocator, except that resize() leaves new elements of
-/// trivial types uninitialized instead of zeroing them. Results are hundreds of megabytes that a
-/// search overwrites anyway; zeroing them first would write them twice, on one thread (measured:
-/// a seventh of a 1M-point neighbor-list search). Elements constructed with a value (assign,
-/// push_back, insert) are initialized as usual.
+/// trivial types uninitialized instead of zeroing them, and that arrays of 32 MiB or more are
+/// mapped blocks (mapped_blocks.hpp: in whole huge pages, advised before their first touch).
+/// Results are hundreds of megabytes that a search overwrites anyway; zeroing them first would
+/// write them twice, on one thread (measured: a seventh of a 1M-point neighbor-list search).
+/// Elements constructed with a value (assign, push_back, insert) are initialized as usual.
 template <class T>
 struct ResultAllocator : std::allocator<T> {
   using value_type = T;
@@ -127,6 +130,20 @@ struct ResultAllocator : std::allocator<T> {
   struct rebind {
     using other = ResultAllocator<U>;
   };
+  T* allocate(std::size_t n) {
+    if (n > std::allocator_traits<std::allocator<T>>::max_size(*this)) throw std::bad_alloc();
+    const std::size_t length = detail::mapped_block_length(n * sizeof(T));
+    if (length == 0) return std::allocator<T>::allocate(n);
+    return static_cast<T*>(detail::map_block(length));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    const std::size_t length = detail::mapped_block_length(n * sizeof(T));
+    if (length == 0) {
+      std::allocator<T>::deallocate(p, n);
+    } else {
+      detail::unmap_block(p, length);
+    }
+  }
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {
     if constexpr (sizeof...(Args) == 0) {

@@ -1,0 +1,72 @@
+// Mapped blocks (spatialhash/mapped_blocks.hpp): arrays of 32 MiB or more that ResultVector and
+// the row buffers (GrowableBuffer) map themselves. Their contents must behave as any vector's:
+// every element written stays, across growth (by moving pages, or by copying out of a malloc
+// block when a buffer first crosses the threshold), resize, move and release.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "../src/growable_buffer.hpp"
+#include "spatialhash/types.hpp"
+
+namespace {
+
+using spatialhash::detail::GrowableBuffer;
+using spatialhash::detail::kMappedBlockBytes;
+using spatialhash::detail::mapped_block_length;
+
+constexpr std::size_t kHugePage = std::size_t{1} << 21;
+
+/// A value no two positions of one test share (not the position itself: a block that lost its
+/// contents to fresh zero pages would still fail at position 0 only).
+std::uint32_t pattern(std::size_t i) {
+  return static_cast<std::uint32_t>(i * 2654435761u + 7u);
+}
+
+TEST(MappedBlocks, LengthsAreWholeHugePagesFromTheThreshold) {
+  EXPECT_EQ(mapped_block_length(kMappedBlockBytes - 1), 0u);
+#if defined(__linux__)
+  EXPECT_EQ(mapped_block_length(kMappedBlockBytes), kMappedBlockBytes);
+  EXPECT_EQ(mapped_block_length(kMappedBlockBytes + 1), kMappedBlockBytes + kHugePage);
+#endif
+}
+
+TEST(MappedBlocks, ResultVectorKeepsItsElements) {
+  const std::size_t n = kMappedBlockBytes / sizeof(std::uint32_t) + 12345;
+  spatialhash::ResultVector<std::uint32_t> values;
+  values.resize(n);
+#if defined(__linux__)
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(values.data()) % kHugePage, 0u);
+#endif
+  for (std::size_t i = 0; i < n; ++i) values[i] = pattern(i);
+  // Growth copies into a new block (std::vector), a move hands the block over.
+  values.resize(2 * n);
+  for (std::size_t i = n; i < 2 * n; ++i) values[i] = pattern(i);
+  const spatialhash::ResultVector<std::uint32_t> moved = std::move(values);
+  for (std::size_t i = 0; i < 2 * n; ++i) ASSERT_EQ(moved[i], pattern(i)) << "element " << i;
+  // A copy of a mapped vector is another mapped block with the same elements.
+  const spatialhash::ResultVector<std::uint32_t> copy = moved;
+  for (std::size_t i = 0; i < 2 * n; i += 4099) ASSERT_EQ(copy[i], pattern(i)) << "copy " << i;
+}
+
+TEST(MappedBlocks, GrowableBufferKeepsItsItemsAcrossTheThresholdAndWhenRemapped) {
+  GrowableBuffer<std::uint32_t> buffer;
+  const std::size_t step = 1'000'003;  // items per append: 4 MB, so the buffer starts in malloc
+  std::size_t items = 0;
+  for (int append = 0; append < 24; ++append) {  // 96 MB: malloc, then a mapped block, remapped
+    std::uint32_t* to = buffer.reserve_more(step);
+    for (std::size_t k = 0; k < step; ++k) to[k] = pattern(items + k);
+    buffer.grow(step);
+    items += step;
+  }
+  ASSERT_EQ(buffer.size(), items);
+  ASSERT_GE(buffer.capacity(), items);
+#if defined(__linux__)
+  EXPECT_GE(buffer.capacity() * sizeof(std::uint32_t), kMappedBlockBytes);
+#endif
+  GrowableBuffer<std::uint32_t> moved = std::move(buffer);
+  for (std::size_t i = 0; i < items; ++i) ASSERT_EQ(moved.data()[i], pattern(i)) << "item " << i;
+}
+
+}  // namespace
