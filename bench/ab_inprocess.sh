@@ -8,7 +8,9 @@
 #   bench/ab_inprocess.sh HEAD~1 W1 1000000 2 40
 #
 # Builds go to build-ab/ (BEFORE's library, the working tree's, the driver). Needs g++ and
-# OpenMP (scripts/setup.sh installs them).
+# OpenMP (scripts/setup.sh installs them). AB_AFTER_BUILD=DIR takes the working tree's library
+# from DIR, an existing Release build of it, instead of building it again (scripts/test.sh passes
+# its build-test).
 set -euo pipefail
 if [ $# -ne 5 ]; then
   sed -n '7,8p' "$0" | sed 's/^# *//' >&2
@@ -34,7 +36,17 @@ if [ ! -d "$out/before-src" ] || [ "$(git -C "$out/before-src" rev-parse HEAD)" 
   git worktree add --quiet --force --detach "$out/before-src" "$before"
 fi
 library "$out/before-src" "$out/before" "-Dspatialhash=spatialhash_before"
-library . "$out/after" ""
+after="$out/after"
+if [ -n "${AB_AFTER_BUILD:-}" ]; then
+  if ! grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$AB_AFTER_BUILD/CMakeCache.txt" 2>/dev/null; then
+    echo "bench/ab_inprocess.sh: AB_AFTER_BUILD '$AB_AFTER_BUILD' is not a Release build directory" >&2
+    exit 2
+  fi
+  cmake --build "$AB_AFTER_BUILD" --target spatialhash >/dev/null
+  after="$AB_AFTER_BUILD"
+else
+  library . "$after" ""
+fi
 flags=(-O2 -std=c++20 -fopenmp -Wall -Wextra -Werror)
 g++ "${flags[@]}" -c bench/ab_inprocess_side.cpp -I "$out/before-src/include" \
   -Dspatialhash=spatialhash_before -DAB_SIDE_FUNCTION=ab_before_run -o "$out/side_before.o"
@@ -42,5 +54,5 @@ g++ "${flags[@]}" -c bench/ab_inprocess_side.cpp -I include -DAB_SIDE_FUNCTION=a
   -o "$out/side_after.o"
 g++ "${flags[@]}" bench/ab_inprocess_main.cpp bench/workloads.cpp bench/measure.cpp -I bench \
   -I include "$out/side_before.o" "$out/side_after.o" "$out/before/libspatialhash.a" \
-  "$out/after/libspatialhash.a" -o "$out/ab_inprocess"
+  "$after/libspatialhash.a" -o "$out/ab_inprocess"
 "$out/ab_inprocess" "$@"

@@ -127,10 +127,12 @@ void check_cross(const spatialhash::Options& options, const datasets::Dataset& d
   const std::size_t m = queries.size() / 3;
   const spatialhash::Index<3, double> index(std::span<const double>(d.xyz), d.radius, options);
   const spatialhash::PointsView<3, double> view(queries.data(), m);
-  const auto want = [&](std::size_t q) {
+  std::vector<std::vector<std::size_t>> wants(m);  // the oracle's rows, each checked 4 times
+  for (std::size_t q = 0; q < m; ++q) {
     const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
-    return oracle::ball<3>(d.xyz, center, d.radius);
-  };
+    wants[q] = oracle::ball<3>(d.xyz, center, d.radius);
+  }
+  const auto want = [&](std::size_t q) -> const std::vector<std::size_t>& { return wants[q]; };
   for (const bool low_memory : {false, true}) {
     const auto lists = index.cross(view, {.low_memory = low_memory});
     ASSERT_EQ(lists.size(), m);
