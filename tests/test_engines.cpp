@@ -132,7 +132,6 @@ void check_cross(const spatialhash::Options& options, const datasets::Dataset& d
     const std::array<double, 3> center{queries[3 * q], queries[3 * q + 1], queries[3 * q + 2]};
     wants[q] = oracle::ball<3>(d.xyz, center, d.radius);
   }
-  const auto want = [&](std::size_t q) -> const std::vector<std::size_t>& { return wants[q]; };
   for (const bool low_memory : {false, true}) {
     const auto lists = index.cross(view, {.low_memory = low_memory});
     ASSERT_EQ(lists.size(), m);
@@ -140,8 +139,8 @@ void check_cross(const spatialhash::Options& options, const datasets::Dataset& d
       std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[q],
                                    lists.indices.begin() + lists.offsets[q + 1]);
       std::sort(row.begin(), row.end());
-      ASSERT_EQ(row, want(q)) << d.name << " cross row " << q
-                              << (low_memory ? " (low memory)" : "");
+      ASSERT_EQ(row, wants[q]) << d.name << " cross row " << q
+                               << (low_memory ? " (low memory)" : "");
     }
   }
   const auto rows = index.cross_rows(view);
@@ -150,7 +149,7 @@ void check_cross(const spatialhash::Options& options, const datasets::Dataset& d
     const auto got = rows.row(q);
     std::vector<std::size_t> row(got.begin(), got.end());
     std::sort(row.begin(), row.end());
-    ASSERT_EQ(row, want(q)) << d.name << " cross_rows row " << q;
+    ASSERT_EQ(row, wants[q]) << d.name << " cross_rows row " << q;
   }
   // The same queries with a stride of 4, each followed by a NaN that nothing may read (the
   // engines read double queries in place, whatever their layout), with distances: the rows as
@@ -178,7 +177,7 @@ void check_cross(const spatialhash::Options& options, const datasets::Dataset& d
     const auto entries = sorted_entries(strided_lists, q);
     std::vector<std::size_t> row;
     for (const auto& [j, distance] : entries) row.push_back(j);
-    ASSERT_EQ(row, want(q)) << d.name << " strided cross row " << q;
+    ASSERT_EQ(row, wants[q]) << d.name << " strided cross row " << q;
     ASSERT_EQ(entries, sorted_entries(packed_lists, q)) << d.name << " strided distances " << q;
     const auto got = strided_rows.row(q);
     std::vector<std::size_t> rows_row(got.begin(), got.end());
