@@ -12,10 +12,12 @@ jobs=$(nproc)
 # Test processes run side by side (ctest -j) and each starts OpenMP teams: idle OpenMP threads
 # sleep instead of spinning, so they do not steal the cores of the other tests.
 export OMP_WAIT_POLICY=passive
+# SPATIALHASH_TEST_SHARDS: each test program runs as a few CTest entries of many tests each, not
+# one process per test (cmake/GTestEntries.cmake): under the sanitizers a process start costs 0.11 s.
 
 echo "== release build (-Werror), all tests"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPATIALHASH_WERROR=ON \
-  -DSPATIALHASH_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+  -DSPATIALHASH_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 -DSPATIALHASH_TEST_SHARDS=ON >/dev/null
 cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"
 
@@ -34,7 +36,7 @@ echo "== sanitizer build (ASan + UBSan), C++ tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSPATIALHASH_WERROR=OFF \
   -DSPATIALHASH_AVX512=OFF -DSPATIALHASH_SANITIZE=ON -DSPATIALHASH_BUILD_BENCH=OFF -DSPATIALHASH_BUILD_EXAMPLES=OFF \
-  -DSPATIALHASH_BUILD_PYTHON=OFF >/dev/null
+  -DSPATIALHASH_BUILD_PYTHON=OFF -DSPATIALHASH_TEST_SHARDS=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE no_sanitizer
