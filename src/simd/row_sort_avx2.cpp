@@ -103,17 +103,16 @@ template <int R, int Group>
 void merge_halves(Registers<R>& r) {
   // Register k against register R - 1 - k, both at once (two temporaries; with R = 1 the
   // register against itself).
+  constexpr int upper_half = upper_lanes(Group / 2);  // an immediate, even at -O0
   for (int k = 0; k < (R + 1) / 2; ++k) {
     __m256i& low = r.lanes[k];
     __m256i& high = r.lanes[R - 1 - k];
     const __m256i low_flipped = reversed_in_groups<Group>(high);
     const __m256i high_flipped = reversed_in_groups<Group>(low);
-    const __m256i new_low =
-        _mm256_blend_epi32(_mm256_min_epu32(low, low_flipped), _mm256_max_epu32(low, low_flipped),
-                           upper_lanes(Group / 2));
-    const __m256i new_high =
-        _mm256_blend_epi32(_mm256_min_epu32(high, high_flipped),
-                           _mm256_max_epu32(high, high_flipped), upper_lanes(Group / 2));
+    const __m256i new_low = _mm256_blend_epi32(_mm256_min_epu32(low, low_flipped),
+                                               _mm256_max_epu32(low, low_flipped), upper_half);
+    const __m256i new_high = _mm256_blend_epi32(_mm256_min_epu32(high, high_flipped),
+                                                _mm256_max_epu32(high, high_flipped), upper_half);
     low = new_low;
     high = new_high;
   }
