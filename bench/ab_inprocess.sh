@@ -10,7 +10,8 @@
 # Builds go to build-ab/ (BEFORE's library, the working tree's, the driver). Needs g++ and
 # OpenMP (scripts/setup.sh installs them). AB_AFTER_BUILD=DIR takes the working tree's library
 # from DIR, an existing Release build of it, instead of building it again (scripts/test.sh passes
-# its build-test).
+# its build-test). AB_BEFORE_BUILD_TYPE (default Release) is BEFORE's CMake build type: CI's run
+# (scripts/test.sh) builds it as Debug, which proves that build too and takes two thirds the time.
 set -euo pipefail
 if [ $# -ne 5 ]; then
   sed -n '7,8p' "$0" | sed 's/^# *//' >&2
@@ -24,8 +25,8 @@ fi
 shift
 out=build-ab
 mkdir -p "$out"
-library() {  # SOURCE BUILD_DIR EXTRA_FLAGS: the static library alone, Release
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="$3" \
+library() {  # SOURCE BUILD_DIR EXTRA_FLAGS BUILD_TYPE: the static library alone
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE="$4" -DCMAKE_CXX_FLAGS="$3" \
     -DSPATIALHASH_BUILD_PYTHON=OFF -DSPATIALHASH_BUILD_TESTS=OFF -DSPATIALHASH_BUILD_BENCH=OFF \
     -DSPATIALHASH_BUILD_EXAMPLES=OFF -DSPATIALHASH_BUILD_CLI=OFF >/dev/null
   cmake --build "$2" --target spatialhash >/dev/null
@@ -35,7 +36,8 @@ if [ ! -d "$out/before-src" ] || [ "$(git -C "$out/before-src" rev-parse HEAD)" 
   git worktree prune
   git worktree add --quiet --force --detach "$out/before-src" "$before"
 fi
-library "$out/before-src" "$out/before" "-Dspatialhash=spatialhash_before"
+library "$out/before-src" "$out/before" "-Dspatialhash=spatialhash_before" \
+  "${AB_BEFORE_BUILD_TYPE:-Release}"
 after="$out/after"
 if [ -n "${AB_AFTER_BUILD:-}" ]; then
   if ! grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$AB_AFTER_BUILD/CMakeCache.txt" 2>/dev/null; then
@@ -45,7 +47,7 @@ if [ -n "${AB_AFTER_BUILD:-}" ]; then
   cmake --build "$AB_AFTER_BUILD" --target spatialhash >/dev/null
   after="$AB_AFTER_BUILD"
 else
-  library . "$after" ""
+  library . "$after" "" Release
 fi
 flags=(-O2 -std=c++20 -fopenmp -Wall -Wextra -Werror)
 g++ "${flags[@]}" -c bench/ab_inprocess_side.cpp -I "$out/before-src/include" \
