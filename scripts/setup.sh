@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build git
   libgtest-dev libgmock-dev libbenchmark-dev
   libnanoflann-dev libcli11-dev libfast-float-dev
-  clang-format
+  clang-format clang libomp-dev
   python3 python3-dev python3-pip python3-setuptools python3-pybind11 pybind11-dev
   python3-numpy python3-scipy python3-pytest python3-hypothesis python3-matplotlib python3-sklearn
   gromacs-data

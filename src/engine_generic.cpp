@@ -103,7 +103,11 @@ void EngineBase<Dim, T>::ball_cross_distances(Queries queries, double radius, Ro
   std::atomic<bool> same = true;
 #pragma omp parallel for schedule(dynamic, 256) num_threads(context_.threads)
   for (std::int64_t q = 0; q < m; ++q) {
-    auto [cursor, last] = row_range(static_cast<std::size_t>(q));
+    // Named variables, not a structured binding: lambdas capture those only from C++20 on, which
+    // Clang 14 (Debian 12's) does not implement.
+    const std::pair<std::size_t, std::size_t> row = row_range(static_cast<std::size_t>(q));
+    std::size_t cursor = row.first;
+    const std::size_t last = row.second;
     auto visit = [&](std::span<const Hit> batch) {
       for (const Hit& h : batch) {
         if (cursor == last) {

@@ -188,7 +188,8 @@ TEST(PointSets, UpdateAfterMoving) {
 TEST(PointSets, BadIdsAndArgumentsAreNamed) {
   const std::vector<double> xyz = {0, 0, 0, 1, 1, 1};
   expect_error([] { PointSets<3, double>(0.0); }, "radius must be finite and > 0");
-  expect_error([] { PointSets<3, double>(std::numeric_limits<double>::quiet_NaN()); }, "radius");
+  expect_error([] { (void)PointSets<3, double>(std::numeric_limits<double>::quiet_NaN()); },
+               "radius");
   PointSets<3, double> sets(1.0);
   sets.add_set(std::span<const double>(xyz));
   expect_error([&] { (void)sets.neighbor_lists(0, 1); },

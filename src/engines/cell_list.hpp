@@ -462,7 +462,9 @@ class CellList final : public EngineBase<Dim, T> {
     for (std::uint32_t c = first; c < last; ++c) {
       const Cell<Dim> cell = cells[c - first];
       for (int h = 0; h < slabs; ++h) {
-        const auto [slab_first, slab_end] = part_of(c, h, slabs);
+        const Range slab = part_of(c, h, slabs);  // no structured binding: the lambdas use it
+        const std::uint32_t slab_first = slab.begin;
+        const std::uint32_t slab_end = slab.end;
         if (slab_first == slab_end) continue;
         const std::uint32_t own = group.own_of(cell, h);
         const CandidateRuns stencil = group.stencil_of(cell, h);

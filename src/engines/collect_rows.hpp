@@ -204,7 +204,9 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     std::vector<index_t> sorted_row;  // a deferred row's sorted copy
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t u = 0; u < units; ++u) {
-      const auto [first, last] = slots_of(u);
+      const auto slots = slots_of(u);  // no structured binding: the lambda below uses `last`
+      const auto first = slots.first;
+      const auto last = slots.second;
       if (unit_thread[u] == kDeferred) {
         run(u, work, false,
             [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {
