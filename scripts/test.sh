@@ -56,6 +56,9 @@ echo "== portable build (Clang; no AVX2, no AVX-512): the library, and the kerne
 # scalar kernels' results are tested in the builds above (their cases capped at Simd::scalar).
 # Clang (Debian 12's is 14) as the second compiler: it refuses what GCC lets pass (lambdas
 # capturing structured bindings, which Clang implements from 16 on).
+# A build directory made with another compiler goes first: CMake would drop the options below
+# along with its cache when the compiler changes, and build with AVX2 on.
+grep -qs '^CMAKE_CXX_COMPILER:.*clang++$' build-portable/CMakeCache.txt || rm -rf build-portable
 cmake -S . -B build-portable -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DSPATIALHASH_WERROR=ON -DSPATIALHASH_AVX512=OFF -DSPATIALHASH_AVX2=OFF \
   -DSPATIALHASH_BUILD_BENCH=OFF -DSPATIALHASH_BUILD_EXAMPLES=OFF -DSPATIALHASH_BUILD_CLI=OFF \
