@@ -27,9 +27,9 @@ double ab_after_run(const float* points, std::size_t n, int dim, double radius, 
 
 namespace {
 
-constexpr int kOps = 5;
+constexpr int kOps = 6;
 constexpr std::array<const char*, kOps> kOpNames = {
-    "counts (search)", "build + rows", "build + lists", "pairs (search)", "pairs + dist."};
+    "counts (search)", "build + rows", "build + lists", "pairs (search)", "pairs + dist.", "build"};
 
 /// Per side (0: before, 1: after) and operation: every repetition's milliseconds, and the
 /// neighbors the last one found.

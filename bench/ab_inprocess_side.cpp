@@ -26,6 +26,8 @@ double time_op(const float* points, std::size_t n, double radius, int threads, i
     for (std::size_t i = 0; i < rows.size(); ++i) entries += rows.row(i).size();
   } else if (op == 2) {
     entries = index.neighbor_lists().indices.size();
+  } else if (op == 5) {
+    entries = index.size();  // build: the index alone
   } else {
     from = std::chrono::steady_clock::now();  // pairs: the search alone
     entries = index.pairs({.with_distances = op == 4}).pairs.size();
@@ -38,7 +40,7 @@ double time_op(const float* points, std::size_t n, double radius, int threads, i
 /// Milliseconds of operation `op` (0: neighbor_counts() on a built index; 1: build +
 /// neighbor_rows(); 2: build + neighbor_lists(); 3: pairs() on a built index; 4: the same with
 /// distances) on `n` points of dimension `dim` (2 or 3), and the neighbor entries (pairs for 3
-/// and 4) it found.
+/// and 4) it found; 5: the build alone (the index's points counted as its entries).
 double AB_SIDE_FUNCTION(const float* points, std::size_t n, int dim, double radius, int threads,
                         int op, std::uint64_t& entries) {
   return dim == 2 ? time_op<2>(points, n, radius, threads, op, entries)
