@@ -2,7 +2,10 @@
 // mapping of every failure to a message and an exit status.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -41,10 +44,22 @@ struct Parsed {
   std::string format = "auto", header = "auto", precision = "auto";
 };
 
+/// The radius as typed, checked before CLI11 converts it, which reads an empty value or one below
+/// double's range as 0 and one beyond it as inf: each named as given instead.
+std::string radius_text_error(const std::string& text) {
+  if (text.find_first_not_of(" \t") == std::string::npos) return "empty value";
+  errno = 0;
+  const double value = std::strtod(text.c_str(), nullptr);
+  if (errno == ERANGE && std::isinf(value)) return "'" + text + "' is beyond double's range";
+  if (errno == ERANGE && value == 0.0) return "'" + text + "' is below double's range (0)";
+  return {};
+}
+
 void add_search_options(CLI::App* app, SearchOptions& o, Parsed& raw, bool radius_required,
                         bool distances) {
   app->add_option("FILE", o.input.path, "points file, or - for text on standard input")->required();
-  auto* radius = app->add_option("-r,--radius", o.radius, "search radius (pairs at distance <= R)");
+  auto* radius = app->add_option("-r,--radius", o.radius, "search radius (pairs at distance <= R)")
+                     ->check(CLI::Validator(radius_text_error, ""));
   if (radius_required) radius->required();
   app->add_option("--dim", o.input.dim, "2 or 3 (inferred from the file when unambiguous)")
       ->check(CLI::IsMember({2, 3}));

@@ -73,8 +73,9 @@ class Index:
     Errors
     ------
     ValueError for NaN/infinite coordinates, bad shapes, bad radii (outside [2**-500, 2**500],
-    or a query radius above the index radius) and bad thread counts; TypeError for non-numeric
-    input. Messages name the parameter as passed (``radius``, ``r``, ``max_distance``,
+    or a query radius above the index radius), points spread over more than about 2**30 radii
+    along an axis (the lattice's limit, every engine) and bad thread counts; TypeError for
+    non-numeric input. Messages name the parameter as passed (``radius``, ``r``, ``max_distance``,
     ``threads``, ``workers``).
 
     The GIL is released while searching, so queries may run from several Python threads.
@@ -257,7 +258,10 @@ class Index:
 
         Like ``scipy.spatial.cKDTree.sparse_distance_matrix``. `other` is another Index, an
         (k, m) array of points, or None for this index itself (then the diagonal, distance 0,
-        is included, as SciPy does). Zero distances are stored explicitly.
+        is included, as SciPy does, and the matrix is the pairs of :meth:`query_pairs` in both
+        directions: symmetric, with equal distances, in a periodic box too, where a ball query
+        from each side can round the shifted image differently). Zero distances are stored
+        explicitly.
 
         output_type: ``'coo_matrix'`` (default here), ``'csr_matrix'``, ``'dok_matrix'`` (all
         need SciPy), ``'dict'`` {(i, j): distance}, or ``'ndarray'`` (structured, fields i, j, v).
@@ -266,20 +270,29 @@ class Index:
         check_minkowski(p, 0.0)
         kinds = ("coo_matrix", "csr_matrix", "dok_matrix", "dict", "ndarray")
         check_choice(output_type, "output_type", kinds)
-        if other is None or other is self:
-            queries = self._data
-        elif isinstance(other, Index):
-            queries = other._data
-        else:
-            queries = as_points(other, "other")
-        if queries.shape[1] != self.m:
-            raise ValueError(f"other has dimension {queries.shape[1]}, this index {self.m}")
         radius = as_radius(max_distance, self.radius, "max_distance")
-        flat = np.ascontiguousarray(queries, dtype=np.float64)
-        offsets, cols, distances = self._core.cross(flat, radius, True, True, False)
-        # Row q of the cross result holds this index's neighbors of other's point q.
-        rows = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(offsets))
-        i, j = cols, rows
+        if other is None or other is self:
+            # The neighbor lists (each pair's distance in both of its rows) and the diagonal.
+            columns = self.n
+            offsets, cols, distances = self._core.neighbor_lists(radius, True, True, False, False)
+            rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(offsets))
+            diagonal = np.arange(self.n, dtype=np.int64)
+            i = np.concatenate((diagonal, rows))
+            j = np.concatenate((diagonal, cols))
+            distances = np.concatenate((np.zeros(self.n), distances))
+        else:
+            if isinstance(other, Index):
+                queries = other._data
+            else:
+                queries = as_points(other, "other")
+            if queries.shape[1] != self.m:
+                raise ValueError(f"other has dimension {queries.shape[1]}, this index {self.m}")
+            columns = len(queries)
+            flat = np.ascontiguousarray(queries, dtype=np.float64)
+            offsets, cols, distances = self._core.cross(flat, radius, True, True, False)
+            # Row q of the cross result holds this index's neighbors of other's point q.
+            i = cols
+            j = np.repeat(np.arange(columns, dtype=np.int64), np.diff(offsets))
         if output_type == "dict":
             return _core.pairs_to_dict(i, j, distances)
         if output_type == "ndarray":
@@ -292,7 +305,7 @@ class Index:
             raise ImportError(
                 f"output_type={output_type!r} needs scipy; use 'dict' or 'ndarray' without it"
             ) from error
-        matrix = scipy.sparse.coo_matrix((distances, (i, j)), shape=(self.n, len(queries)))
+        matrix = scipy.sparse.coo_matrix((distances, (i, j)), shape=(self.n, columns))
         if output_type == "csr_matrix":
             return matrix.tocsr()
         if output_type == "dok_matrix":

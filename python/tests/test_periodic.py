@@ -138,6 +138,23 @@ def test_distances_and_sparse_matrix_use_minimum_image(dtype):
         assert mine[key] == pytest.approx(value, rel=1e-12, abs=1e-15)
 
 
+def test_self_sparse_matrix_is_symmetric_at_a_tie_across_the_seam():
+    # Two points across the x seam, r exactly their distance by the pair rule (w_i - (w_j + sL)
+    # with i < j). A ball query from point 1 rounds its image of point 0 the other way and finds
+    # it just outside r; the self matrix is the pairs in both directions, so it stays symmetric.
+    a, b = 0.025591081235012837, 0.9975231848162968
+    points = np.array([[a, 0.5], [b, 0.5]])
+    r = abs(a - (b - 1.0))
+    assert abs(b - (a + 1.0)) > r  # the tie this test is about: each side rounds differently
+    for engine in spatialhash.engines():
+        index = spatialhash.Index(points, r, boxsize=1.0, engine=engine)
+        assert index.query_pairs().tolist() == [[0, 1]]
+        matrix = index.sparse_distance_matrix(output_type="dict")
+        assert set(matrix) == {(0, 0), (0, 1), (1, 0), (1, 1)}, engine
+        assert matrix[(0, 1)] == matrix[(1, 0)] == index.pairs_with_distances()[1][0]
+        assert matrix[(0, 0)] == matrix[(1, 1)] == 0.0
+
+
 def test_narrow_box_reports_each_pair_once():
     # Boxes only 2.1 r wide: the stencil wraps onto itself.
     points = make_points(3, np.float64, 1.0, seed=4)[:200]

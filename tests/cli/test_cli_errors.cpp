@@ -40,6 +40,12 @@ TEST_F(Errors, UsageBadRadius) {
   expect_failure({"pairs", good, "-r", "-1"}, kUsage, {"radius", "> 0", "-1"});
   expect_failure({"pairs", good, "-r", "0"}, kUsage, {"radius", "> 0"});
   expect_failure({"pairs", good, "-r", "abc"}, kUsage, {"abc"});
+  // CLI11 alone would read these as 0 and inf.
+  expect_failure({"pairs", good, "-r", ""}, kUsage, {"--radius", "empty value"});
+  expect_failure({"lists", good, "-r", "1e400"}, kUsage,
+                 {"--radius", "'1e400' is beyond double's range"});
+  expect_failure({"counts", good, "-r", "1e-400"}, kUsage,
+                 {"--radius", "'1e-400' is below double's range"});
 }
 
 TEST_F(Errors, UsageUnknownEngineListsTheChoices) {
