@@ -272,14 +272,10 @@ class Index:
         check_choice(output_type, "output_type", kinds)
         radius = as_radius(max_distance, self.radius, "max_distance")
         if other is None or other is self:
-            # The neighbor lists (each pair's distance in both of its rows) and the diagonal.
+            # The neighbor lists (each pair's distance in both of its rows), each row after its
+            # diagonal entry.
             columns = self.n
-            offsets, cols, distances = self._core.neighbor_lists(radius, True, True, False, False)
-            rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(offsets))
-            diagonal = np.arange(self.n, dtype=np.int64)
-            i = np.concatenate((diagonal, rows))
-            j = np.concatenate((diagonal, cols))
-            distances = np.concatenate((np.zeros(self.n), distances))
+            i, j, distances = self._core.self_distance_entries(radius)
         else:
             if isinstance(other, Index):
                 queries = other._data

@@ -173,6 +173,16 @@ class PyIndex {
     return csr_to_numpy(std::move(lists), with_distances, threads(), int32);
   }
 
+  /// (i, j, distance) of the index's sparse distance matrix with itself: the sorted neighbor
+  /// lists with distances (each pair's distance in both of its rows, so the matrix is symmetric
+  /// in a periodic box too), each row preceded by its diagonal entry.
+  py::tuple self_distance_entries(double radius) const {
+    const NeighborLists lists = search([&](const AnyIndex& index) {
+      return index.neighbor_lists(list_options(radius, true, true));
+    });
+    return lists_with_diagonal_to_numpy(lists, threads());
+  }
+
   py::tuple neighbor_rows(double radius, bool sorted, bool with_distances, bool int32) const {
     check_int32(int32);
     const ListOptions options = list_options(radius, sorted, with_distances);
@@ -299,6 +309,8 @@ void bind_index(py::module_& module) {
            py::arg("with_distances"), py::arg("int32"),
            "(start int64, count and indices int64 or int32 (-1 outside the rows), distances or "
            "None)")
+      .def("self_distance_entries", &PyIndex::self_distance_entries, py::arg("radius"),
+           "(i int64, j int64, distance float64): neighbor lists, each row after its diagonal")
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), py::arg("int32"),
