@@ -44,9 +44,10 @@ struct Parsed {
   std::string format = "auto", header = "auto", precision = "auto";
 };
 
-/// The radius as typed, checked before CLI11 converts it, which reads an empty value or one below
-/// double's range as 0 and one beyond it as inf: each named as given instead.
-std::string radius_text_error(const std::string& text) {
+/// A floating-point option's value as typed, checked before CLI11 converts it, which reads an
+/// empty value or one below double's range as 0 and one beyond it as inf: each named as given
+/// instead (CLI11 prefixes the option's name). For every floating-point option.
+std::string number_text_error(const std::string& text) {
   if (text.find_first_not_of(" \t") == std::string::npos) return "empty value";
   errno = 0;
   const double value = std::strtod(text.c_str(), nullptr);
@@ -59,7 +60,7 @@ void add_search_options(CLI::App* app, SearchOptions& o, Parsed& raw, bool radiu
                         bool distances) {
   app->add_option("FILE", o.input.path, "points file, or - for text on standard input")->required();
   auto* radius = app->add_option("-r,--radius", o.radius, "search radius (pairs at distance <= R)")
-                     ->check(CLI::Validator(radius_text_error, ""));
+                     ->check(CLI::Validator(number_text_error, ""));
   if (radius_required) radius->required();
   app->add_option("--dim", o.input.dim, "2 or 3 (inferred from the file when unambiguous)")
       ->check(CLI::IsMember({2, 3}));
@@ -160,9 +161,11 @@ int main(int argc, char** argv) {
 
   auto* stats = app.add_subcommand("stats", "size, extent and neighbor statistics of a data set");
   add_search_options(stats, p.stats.search, p, false, false);
-  stats->add_option("--target-neighbors", p.stats.target_neighbors,
-                    "suggest the radius giving this mean number of neighbors (and use it when "
-                    "-r is not given)");
+  stats
+      ->add_option("--target-neighbors", p.stats.target_neighbors,
+                   "suggest the radius giving this mean number of neighbors (and use it when "
+                   "-r is not given)")
+      ->check(CLI::Validator(number_text_error, ""));
   stats->footer(
       std::string("\nReports points, bounding box, pairs, neighbors per point (min, mean, "
                   "median, max,\nhistogram), lattice cells used and the time of each "
@@ -192,9 +195,12 @@ int main(int argc, char** argv) {
   generate->add_option("--lattice", g.lattice, "points per axis (K^3 points, or K^2 with --dim 2)")
       ->required();
   generate->add_option("--dim", g.dim, "2 or 3 (default 3)")->check(CLI::IsMember({2, 3}));
-  generate->add_option("--spacing", g.spacing, "lattice spacing (default 1)");
-  generate->add_option("--jitter", g.jitter,
-                       "each coordinate moves by a uniform amount in [-J, J] (default 0.25)");
+  generate->add_option("--spacing", g.spacing, "lattice spacing (default 1)")
+      ->check(CLI::Validator(number_text_error, ""));
+  generate
+      ->add_option("--jitter", g.jitter,
+                   "each coordinate moves by a uniform amount in [-J, J] (default 0.25)")
+      ->check(CLI::Validator(number_text_error, ""));
   generate->add_option("--seed", g.seed, "random seed (default 1)");
   std::string generate_precision = "double";
   generate->add_option("--precision", generate_precision, "float or double (default double)")

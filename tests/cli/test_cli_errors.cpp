@@ -46,6 +46,11 @@ TEST_F(Errors, UsageBadRadius) {
                  {"--radius", "'1e400' is beyond double's range"});
   expect_failure({"counts", good, "-r", "1e-400"}, kUsage,
                  {"--radius", "'1e-400' is below double's range"});
+  // Every floating-point option goes through the same check.
+  expect_failure({"stats", good, "--target-neighbors", ""}, kUsage,
+                 {"--target-neighbors", "empty value"});
+  expect_failure({"generate", "--lattice", "2", "--jitter", "1e400"}, kUsage,
+                 {"--jitter", "'1e400' is beyond double's range"});
 }
 
 TEST_F(Errors, UsageUnknownEngineListsTheChoices) {
