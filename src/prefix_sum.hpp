@@ -20,15 +20,15 @@ void parallel_inclusive_scan(std::span<Value> values, int threads) {
   std::vector<Value> slice_total(static_cast<std::size_t>(threads) + 1, Value{0});
 #pragma omp parallel num_threads(threads)
   {
+    // A slice per thread of the team, which may be smaller than asked for (team_size()).
+    const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
-    const std::size_t begin = n * t / threads, end = n * (t + 1) / threads;
+    const std::size_t begin = n * t / team, end = n * (t + 1) / team;
     for (std::size_t i = begin + 1; i < end; ++i) values[i] += values[i - 1];
     slice_total[t + 1] = end > begin ? values[end - 1] : Value{0};
 #pragma omp barrier
 #pragma omp single
-    for (std::size_t u = 1; u <= static_cast<std::size_t>(threads); ++u) {
-      slice_total[u] += slice_total[u - 1];
-    }
+    for (std::size_t u = 1; u <= team; ++u) slice_total[u] += slice_total[u - 1];
     const Value offset = slice_total[t];
     for (std::size_t i = begin; i < end; ++i) values[i] += offset;
   }

@@ -64,8 +64,10 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
     std::fill(histogram.begin(), histogram.end(), std::size_t{0});
 #pragma omp parallel num_threads(threads)
     {
+      // A slice per thread of the team, which may be smaller than asked for (team_size()).
+      const auto team = static_cast<std::size_t>(team_size());
       const auto t = static_cast<std::size_t>(thread_id());
-      const std::size_t begin = n * t / threads, end = n * (t + 1) / threads;
+      const std::size_t begin = n * t / team, end = n * (t + 1) / team;
       std::size_t* h = histogram.data() + t * buckets;
       for (std::size_t i = begin; i < end; ++i) ++h[(keys[i] >> shift) & (buckets - 1)];
 #pragma omp barrier
@@ -74,7 +76,7 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
         std::size_t sum = 0;
         for (std::size_t b = 0; b < buckets; ++b) {
           if (bucket_start != nullptr && pass == passes - 1) bucket_start[b] = sum;
-          for (int u = 0; u < threads; ++u) {
+          for (std::size_t u = 0; u < team; ++u) {
             const std::size_t c = histogram[u * buckets + b];
             histogram[u * buckets + b] = sum;
             sum += c;

@@ -25,4 +25,17 @@ inline int thread_id() {
 #endif
 }
 
+/// The number of threads in the team running the caller. Inside `#pragma omp parallel
+/// num_threads(k)` it can be fewer than k: a call from inside another parallel region gets a
+/// team of one thread unless the program enables nested parallelism, and OMP_DYNAMIC or
+/// OMP_THREAD_LIMIT may give fewer. Work shared out by thread_id() is shared by this, never by k
+/// (sharing by k left the slices of missing threads undone: wrong sorts, wrong lists, a hang).
+inline int team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
 }  // namespace spatialhash::detail

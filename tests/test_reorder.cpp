@@ -3,6 +3,7 @@
 // Hilbert order steps between face-neighboring cells on a full lattice; permutations round trip;
 // a search on reordered points finds the brute-force pairs once mapped back; bad input is named.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -50,10 +51,10 @@ std::vector<double> random_points(std::size_t n, double box, std::uint64_t seed)
 }
 
 template <int Dim>
-void check_morton_order(const std::vector<double>& xyz, double cell_size) {
+void check_morton_order(const std::vector<double>& xyz, double cell_size, int threads = 0) {
   const std::size_t n = xyz.size() / Dim;
-  const auto perm =
-      spatialhash::morton_order<Dim, double>(spatialhash::interleaved<Dim, double>(xyz), cell_size);
+  const auto perm = spatialhash::morton_order<Dim, double>(
+      spatialhash::interleaved<Dim, double>(xyz), cell_size, threads);
   ASSERT_TRUE(is_permutation_of_n(perm, n));
   std::array<double, Dim> lower;
   lower.fill(std::numeric_limits<double>::infinity());
@@ -91,6 +92,17 @@ TEST(Reorder, MortonOrderSortsByIndependentZOrderKeys) {
   const auto perm_d =
       spatialhash::morton_order<3, double>(spatialhash::interleaved<3, double>(widened), 0.5, 1);
   EXPECT_EQ(perm_f, perm_d);
+}
+
+TEST(Reorder, MortonOrderFromInsideTheCallersParallelRegion) {
+  // Each thread of the caller's team sorts with two threads asked for; nested regions run on
+  // one (tests/test_nested_parallel.cpp): the sort must cover every key all the same.
+  const auto xyz = random_points<3>(60000, 40.0, 5);
+  const int saved = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+  check_morton_order<3>(xyz, 1.0, 2);
+  omp_set_max_active_levels(saved);
 }
 
 template <int Dim>

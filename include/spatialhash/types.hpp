@@ -67,7 +67,9 @@ inline constexpr int kMaxThreads = 1024;
 struct Options {
   Engine engine = Engine::automatic;
   /// Worker threads for building and for array-producing queries; 0 means all cores; at most
-  /// kMaxThreads.
+  /// kMaxThreads. An upper bound: a call from inside the caller's own OpenMP parallel region
+  /// runs on the team OpenMP gives its nested region (one thread, unless the program enables
+  /// nested parallelism), with the same results.
   int threads = 0;
   /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
   /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default (1). Cells of
