@@ -6,7 +6,6 @@
 #include "cell_list_layout.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <numeric>
 #include <span>
@@ -16,6 +15,7 @@
 #include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
 #include "../simd/cell_keys.hpp"
+#include "../threads.hpp"
 
 namespace spatialhash::detail {
 namespace {
@@ -25,11 +25,11 @@ namespace {
 /// of that axis either way. Moving the bitmap as one line sets bits across the ends of rows too:
 /// only in excess.
 template <int Dim>
-std::vector<std::uint64_t> dilated(const std::vector<std::uint64_t>& bits,
+std::vector<std::uint64_t> dilated(std::span<const std::uint64_t> bits,
                                    const std::array<std::uint64_t, Dim>& dims, int radius,
                                    int threads) {
   const auto words = static_cast<std::int64_t>(bits.size());
-  std::vector<std::uint64_t> current = bits, padded;
+  std::vector<std::uint64_t> current(bits.begin(), bits.end()), padded;
   std::uint64_t stride = 1;  // bits between neighbours along axis k
   for (int k = 0; k < Dim; ++k) {
     // Zero words on both sides, as many as the farthest move reaches, so that the loop below
@@ -527,17 +527,39 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
     if (blocks <= budget) break;
   }
   // The blocks with points, dilated into near_occupied and then dropped (cell_list_layout.hpp).
-  std::vector<std::uint64_t> occupied((static_cast<std::size_t>(blocks) + 63) / 64, 0);
-  const auto signed_count = static_cast<std::int64_t>(count);
+  // Each thread marks its share of the cells in a bitmap of its own, ORed into the first after:
+  // atomic ORs into one bitmap bounced its few lines between the cores (W1, 100k points, 2
+  // threads: 19% of the build's samples, on the `lock or`, and the build slower than on one
+  // thread; docs/benchmarks.md). A copy costs its words to clear and merge: one per `words`
+  // cells at most.
+  const std::size_t words = (static_cast<std::size_t>(blocks) + 63) / 64;
+  const auto wanted = std::clamp<std::size_t>(count / words, 1, static_cast<std::size_t>(threads));
+  ResultVector<std::uint64_t> marks;
+  sized_for_overwrite(marks, wanted * words);
+  std::size_t copies = 1;
+#pragma omp parallel num_threads(static_cast <int>(wanted))
+  {
+    const auto team = static_cast<std::size_t>(team_size());
+    const auto t = static_cast<std::size_t>(thread_id());
+#pragma omp single
+    copies = team;
+    std::uint64_t* own = marks.data() + t * words;
+    std::fill(own, own + words, std::uint64_t{0});
+    for (std::size_t c = count * t / team; c < count * (t + 1) / team; ++c) {
+      const std::uint64_t bit = occupancy_bit(coords[c]);
+      own[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+    }
+  }
+  if (copies > 1) {
+    const auto signed_words = static_cast<std::int64_t>(words);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t c = 0; c < signed_count; ++c) {
-    const std::uint64_t bit = occupancy_bit(coords[c]);
-    std::atomic_ref<std::uint64_t>(occupied[bit >> 6])
-        .fetch_or(std::uint64_t{1} << (bit & 63), std::memory_order_relaxed);
+    for (std::int64_t w = 0; w < signed_words; ++w) {
+      for (std::size_t t = 1; t < copies; ++t) marks[w] |= marks[t * words + w];
+    }
   }
   // Blocks of 2^occupied_shift cells: a reach of `reach` cells spans that many blocks, rounded up.
   const int block_reach = (grid.reach + (1 << occupied_shift) - 1) >> occupied_shift;
-  near_occupied = dilated<Dim>(occupied, occupied_dims, block_reach, threads);
+  near_occupied = dilated<Dim>({marks.data(), words}, occupied_dims, block_reach, threads);
   // Where nearly every block is near points (a lattice the points fill, W1 and W2), the test
   // would rule out almost no query and cost each one a bit read (W1, 1M ball queries, 1 thread:
   // 189 against 211 ms): no bitmap, and near_points() says true.
