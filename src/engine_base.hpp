@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "for_each_dim_type.hpp"
 #include "grid_geometry.hpp"
 #include "growable_buffer.hpp"
 #include "sinks.hpp"
@@ -224,10 +225,3 @@ template <int Dim, class T>
 std::unique_ptr<EngineBase<Dim, T>> make_cell_list(const Context<Dim, T>&);
 
 }  // namespace spatialhash::detail
-
-/// Explicitly instantiates a template for the four supported (Dim, T) combinations.
-#define SPATIALHASH_FOR_EACH_DIM_TYPE(MACRO) \
-  MACRO(2, float)                            \
-  MACRO(2, double)                           \
-  MACRO(3, float)                            \
-  MACRO(3, double)

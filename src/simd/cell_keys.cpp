@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "../for_each_dim_type.hpp"
 #include "../morton.hpp"
 #include "kernel_choice.hpp"
 
@@ -51,10 +52,7 @@ CellKeysFn<Dim, T> best_cell_keys(Simd limit) {
 
 SPATIALHASH_INSTANTIATE_CELL_KEYS(cell_keys_scalar)
 #define SPATIALHASH_INSTANTIATE(D, T) template CellKeysFn<D, T> best_cell_keys<D, T>(Simd);
-SPATIALHASH_INSTANTIATE(2, float)
-SPATIALHASH_INSTANTIATE(2, double)
-SPATIALHASH_INSTANTIATE(3, float)
-SPATIALHASH_INSTANTIATE(3, double)
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 
 }  // namespace spatialhash::detail

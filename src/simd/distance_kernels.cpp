@@ -8,6 +8,7 @@
 #endif
 
 #include "../exact.hpp"
+#include "../for_each_dim_type.hpp"
 #include "kernel_choice.hpp"
 
 namespace spatialhash::detail {
@@ -37,10 +38,7 @@ RowDistancesFn<Dim, T> best_row_distances(Simd limit) {
 
 SPATIALHASH_INSTANTIATE_ROW_DISTANCES(row_distances_scalar)
 #define SPATIALHASH_INSTANTIATE(D, T) template RowDistancesFn<D, T> best_row_distances<D, T>(Simd);
-SPATIALHASH_INSTANTIATE(2, float)
-SPATIALHASH_INSTANTIATE(2, double)
-SPATIALHASH_INSTANTIATE(3, float)
-SPATIALHASH_INSTANTIATE(3, double)
+SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 
 }  // namespace spatialhash::detail
