@@ -10,6 +10,7 @@
 #include "engine_base.hpp"
 #include "exact.hpp"
 #include "simd/distance_kernels.hpp"
+#include "threads.hpp"
 
 namespace spatialhash::detail {
 
@@ -88,7 +89,7 @@ void EngineBase<Dim, T>::cross_distances(Queries queries, double /*radius*/, Row
                                          index_t* indices, double* distances) const {
   const auto m = static_cast<std::int64_t>(queries.size());
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(context_.threads)
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(context_.threads))
   for (std::int64_t q = 0; q < m; ++q) {
     const auto [first, last] = row_range(static_cast<std::size_t>(q));
     row_distances(context_.points, position_at(queries, static_cast<std::size_t>(q)),
@@ -101,7 +102,7 @@ void EngineBase<Dim, T>::ball_cross_distances(Queries queries, double radius, Ro
                                               index_t* indices, double* distances) const {
   const auto m = static_cast<std::int64_t>(queries.size());
   std::atomic<bool> same = true;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(context_.threads)
+#pragma omp parallel for schedule(dynamic, 256) num_threads(usable_threads(context_.threads))
   for (std::int64_t q = 0; q < m; ++q) {
     // Named variables, not a structured binding: lambdas capture those only from C++20 on, which
     // Clang 14 (Debian 12's) does not implement.
@@ -148,7 +149,7 @@ void EngineBase<Dim, T>::cross_lists(Queries queries, const ListRequest& request
   out.distances.clear();
   // Count, prefix sums, fill: two passes so threads write disjoint rows without locks. Each
   // thread collects a query's neighbors in one vector, reused.
-#pragma omp parallel num_threads(context_.threads)
+#pragma omp parallel num_threads(usable_threads(context_.threads))
   {
     std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)
@@ -159,7 +160,7 @@ void EngineBase<Dim, T>::cross_lists(Queries queries, const ListRequest& request
   }
   std::partial_sum(out.offsets.begin(), out.offsets.end(), out.offsets.begin());
   sized_for_overwrite(out.indices, out.offsets.back());
-#pragma omp parallel num_threads(context_.threads)
+#pragma omp parallel num_threads(usable_threads(context_.threads))
   {
     std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)

@@ -251,7 +251,7 @@ PointsView<Dim, double> Index<Dim, T>::checked_queries(PointsView<Dim, U> querie
   constexpr bool kInPlace = std::is_same_v<U, double>;
   if constexpr (!kInPlace) detail::sized_for_overwrite(converted, queries.size() * Dim);
   bool finite = true;
-#pragma omp parallel for schedule(static) num_threads(threads()) reduction(&& : finite)
+#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(threads())) reduction(&& : finite)
   for (std::int64_t q = 0; q < m; ++q) {
     bool all = true;
     for (int k = 0; k < Dim; ++k) {
@@ -327,7 +327,7 @@ void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
     // Entries between rows get NaN, as in neighbor_rows(); cross_distances() writes the rows'.
     const auto entries = static_cast<std::int64_t>(rows.indices.size());
     detail::sized_for_overwrite(rows.distances, rows.indices.size());
-#pragma omp parallel for schedule(static) num_threads(threads())
+#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(threads()))
     for (std::int64_t e = 0; e < entries; ++e) {
       if (rows.indices[e] == kNoNeighbor) {
         rows.distances[e] = std::numeric_limits<double>::quiet_NaN();

@@ -18,7 +18,7 @@ void parallel_inclusive_scan(std::span<Value> values, int threads) {
     return;
   }
   std::vector<Value> slice_total(static_cast<std::size_t>(threads) + 1, Value{0});
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     // A slice per thread of the team, which may be smaller than asked for (team_size()).
     const auto team = static_cast<std::size_t>(team_size());

@@ -62,7 +62,7 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
     std::fill(histogram.begin(), histogram.end(), std::size_t{0});
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
     {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
@@ -199,7 +199,7 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
   sort_passes(records, scratch, no_values, no_values, n, first_bit + low_bits, top_bits, threads,
               bucket_start.data(), carry_for);
   const auto signed_buckets = static_cast<std::int64_t>(buckets);
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     auto bucket = bucket_for(thread_id());
 #pragma omp for schedule(dynamic, 1)

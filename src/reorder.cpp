@@ -9,6 +9,7 @@
 #include "morton.hpp"
 #include "radix_sort.hpp"
 #include "shortest.hpp"
+#include "threads.hpp"
 
 namespace spatialhash {
 
@@ -75,7 +76,7 @@ std::vector<index_t> curve_order(PointsView<Dim, T> points, double cell_size, in
   std::vector<index_t> order(n);
   const auto signed_n = static_cast<std::int64_t>(n);
   const auto max_cell = static_cast<double>((std::uint64_t{1} << bits) - 1);
-#pragma omp parallel for schedule(static) num_threads(bounds.workers)
+#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(bounds.workers))
   for (std::int64_t i = 0; i < signed_n; ++i) {
     std::array<std::uint32_t, Dim> cell;
     for (int k = 0; k < Dim; ++k) {

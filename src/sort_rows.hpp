@@ -12,6 +12,7 @@
 #include "engines/chunk_copy.hpp"
 #include "simd/row_sort.hpp"
 #include "spatialhash/types.hpp"
+#include "threads.hpp"
 
 namespace spatialhash::detail {
 
@@ -40,7 +41,7 @@ void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index
   const auto n = static_cast<std::int64_t>(rows);
   const bool with_distances = all_distances != nullptr;
   const RowSortFn row_sort = best_row_sort();
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     std::vector<std::pair<index_t, double>> row;
 #pragma omp for schedule(dynamic, 1024)

@@ -1,8 +1,13 @@
 // Thread-count helpers: the only place that talks to the OpenMP runtime directly.
 #pragma once
 
+#include <atomic>
+
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#if __has_include(<pthread.h>)
+#include <pthread.h>
 #endif
 
 namespace spatialhash::detail {
@@ -36,6 +41,31 @@ inline int team_size() {
 #else
   return 1;
 #endif
+}
+
+/// Whether this process is a child forked after the library first asked for more than one
+/// thread (set by the fork handler usable_threads() registers). A fact about the process, not
+/// library state: the one process-wide variable the library keeps.
+inline std::atomic<bool>& forked_after_threads() {
+  static std::atomic<bool> forked{false};
+  return forked;
+}
+
+/// The threads a parallel region may ask for: `requested`, or one in a process forked after
+/// this library started OpenMP threads. GNU libgomp's thread pool does not survive fork(): in the
+/// child a team of more than one thread waits forever for pool threads that were not copied
+/// (Python's multiprocessing forks its workers by default on Linux). Every `num_threads` clause
+/// of the library goes through this. The fork handler is registered the first time more than
+/// one thread is asked for, before the first team that could start the pool.
+inline int usable_threads(int requested) {
+  if (requested <= 1) return requested;
+#if __has_include(<pthread.h>)
+  static const bool handler = pthread_atfork(nullptr, nullptr, [] {
+                                forked_after_threads().store(true, std::memory_order_relaxed);
+                              }) == 0;
+  (void)handler;
+#endif
+  return forked_after_threads().load(std::memory_order_relaxed) ? 1 : requested;
 }
 
 }  // namespace spatialhash::detail

@@ -181,7 +181,7 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
   const auto shares = static_cast<std::size_t>(workers);
   std::vector<Partial<Dim>> partial(shares);
   const std::size_t n = points.count;
-#pragma omp parallel for schedule(static) num_threads(workers)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(workers))
   for (std::size_t share = 0; share < shares; ++share) {
     const std::size_t first = n * share / shares, last = n * (share + 1) / shares;
     partial[share] = points.stride == static_cast<std::size_t>(Dim)

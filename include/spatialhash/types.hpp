@@ -69,7 +69,8 @@ struct Options {
   /// Worker threads for building and for array-producing queries; 0 means all cores; at most
   /// kMaxThreads. An upper bound: a call from inside the caller's own OpenMP parallel region
   /// runs on the team OpenMP gives its nested region (one thread, unless the program enables
-  /// nested parallelism), with the same results.
+  /// nested parallelism), and a child forked after the library first ran on several threads runs
+  /// on one (GNU libgomp's threads do not survive fork()), with the same results.
   int threads = 0;
   /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
   /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default (1). Cells of

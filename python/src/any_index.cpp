@@ -8,6 +8,7 @@
 #include <exception>
 #include <string>
 
+#include "../../src/threads.hpp"
 #include "shortest.hpp"
 
 namespace spatialhash::python {
@@ -112,7 +113,7 @@ class TypedIndex final : public AnyIndex {
   void for_each_ball(PointsView<Dim, double> positions, PerBall&& per_ball) const {
     const auto m = static_cast<std::int64_t>(positions.size());
     std::exception_ptr error;
-#pragma omp parallel num_threads(threads()) if (m >= kBatchedFrom)
+#pragma omp parallel num_threads(detail::usable_threads(threads())) if (m >= kBatchedFrom)
     {
       std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 64)

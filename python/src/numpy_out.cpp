@@ -2,6 +2,7 @@
 #include "numpy_out.hpp"
 
 #include "../../src/growable_buffer.hpp"  // sized_for_overwrite: the library's huge-page sizing
+#include "../../src/threads.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -117,7 +118,8 @@ py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int thread
   std::int64_t* dst = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static) num_threads(threads) if (m > kParallelThreshold)
+#pragma omp parallel for schedule(static) \
+    num_threads(detail::usable_threads(threads)) if (m > kParallelThreshold)
     for (std::int64_t k = 0; k < m; ++k) {
       dst[2 * k] = pairs[k].first;
       dst[2 * k + 1] = pairs[k].second;
@@ -132,7 +134,8 @@ py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int
   std::int64_t* dst = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static) num_threads(threads) if (m > kParallelThreshold)
+#pragma omp parallel for schedule(static) \
+    num_threads(detail::usable_threads(threads)) if (m > kParallelThreshold)
     for (std::int64_t k = 0; k < m; ++k) {
       dst[k] = indices[k] == kNoNeighbor ? std::int64_t{-1} : std::int64_t{indices[k]};
     }
@@ -163,7 +166,8 @@ py::tuple lists_with_diagonal_to_numpy(const NeighborLists& lists, int threads) 
   detail::sized_for_overwrite(values, total);
   {
     py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static) num_threads(threads) if (n > kParallelThreshold)
+#pragma omp parallel for schedule(static) \
+    num_threads(detail::usable_threads(threads)) if (n > kParallelThreshold)
     for (std::int64_t i = 0; i < n; ++i) {
       // Row i starts after the i diagonal entries of the rows before it.
       std::size_t out = lists.offsets[i] + static_cast<std::size_t>(i);

@@ -1,7 +1,9 @@
 """The Python API itself: input handling (copies or not, kept alive), properties, return types,
-update(), threads, empty input, concurrent use from Python threads, and documentation."""
+update(), threads, empty input, concurrent use from Python threads, forked workers, and
+documentation."""
 
 import gc
+import multiprocessing
 import pickle
 import threading
 
@@ -280,6 +282,37 @@ def test_concurrent_queries_from_python_threads():
         worker.join()
     assert not errors
     assert len(results) == 24 and all(results)
+
+
+# What a forked worker finds (module globals: a fork copies them, nothing is pickled).
+_FORKED_POINTS = None
+_FORKED_INDEX = None
+
+
+def _pairs_in_forked_worker(_):
+    built = spatialhash.Index(_FORKED_POINTS, 0.05, threads=2)
+    return pair_set(built), pair_set(_FORKED_INDEX)
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="no fork() here"
+)
+def test_forked_workers_after_the_parent_used_threads():
+    # multiprocessing's default on Linux. GNU libgomp's thread pool does not survive fork(): a
+    # search on two threads in the child waited forever. Children search on one thread now,
+    # with an index they build and with the one they inherited.
+    global _FORKED_POINTS, _FORKED_INDEX
+    _FORKED_POINTS = sample(10000, seed=5)
+    _FORKED_INDEX = spatialhash.Index(_FORKED_POINTS, 0.05, threads=2)
+    expected = oracle_np.pairs(_FORKED_POINTS, 0.05)
+    assert pair_set(_FORKED_INDEX) == expected  # the parent's threads have started
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map_async(_pairs_in_forked_worker, range(2)).get(timeout=120)
+    assert len(results) == 2
+    for built, inherited in results:
+        assert built == expected
+        assert inherited == expected
+    assert pair_set(_FORKED_INDEX) == expected  # the parent keeps its threads
 
 
 def test_update_while_other_threads_query():

@@ -12,6 +12,7 @@
 
 #include "../engine_base.hpp"
 #include "../exact.hpp"
+#include "../threads.hpp"
 
 namespace spatialhash::detail {
 
@@ -58,7 +59,7 @@ BucketSortedPoints<Dim, T> counting_sort_points(const Context<Dim, T>& context, 
   const std::size_t n = points.size();
   std::vector<Bucket> bucket_of_point(n);
   const auto sn = static_cast<std::int64_t>(n);
-#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
+#pragma omp parallel for num_threads(usable_threads(context.threads)) if (sn > 16384)
   for (std::int64_t i = 0; i < sn; ++i) {
     bucket_of_point[i] = bucket_of(context.grid.cell_of(points, static_cast<std::size_t>(i)));
   }
@@ -74,7 +75,7 @@ BucketSortedPoints<Dim, T> counting_sort_points(const Context<Dim, T>& context, 
     sorted.sorted_ids[--sorted.start[bucket_of_point[i]]] = index_t(i);
   }
   sorted.sorted_coords.resize(n * Dim);
-#pragma omp parallel for num_threads(context.threads) if (sn > 16384)
+#pragma omp parallel for num_threads(usable_threads(context.threads)) if (sn > 16384)
   for (std::int64_t a = 0; a < sn; ++a) {
     const T* from = points.data + sorted.sorted_ids[a] * points.stride;
     std::copy(from, from + Dim, sorted.sorted_coords.begin() + a * Dim);

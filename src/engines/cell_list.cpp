@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "../key_tally.hpp"
+#include "../threads.hpp"
 #include "cell_list.hpp"
 
 namespace spatialhash::detail {
@@ -67,7 +68,7 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   const std::size_t cells = layout.cells();
   const std::size_t samples = std::min<std::size_t>(cells, 512);
   std::int64_t found = 0;
-#pragma omp parallel for schedule(static) reduction(+ : found) num_threads(context.threads)
+#pragma omp parallel for schedule(static) reduction(+ : found) num_threads(usable_threads(context.threads))
   for (std::int64_t q = 0; q < static_cast<std::int64_t>(samples); ++q) {
     const auto c =
         layout.coord_of(static_cast<std::uint32_t>(static_cast<std::size_t>(q) * cells / samples));
@@ -185,7 +186,7 @@ std::size_t CellList<Dim, T>::estimated_entries(const Search& search, Stencil st
       {cells, std::clamp(cells / kSampleShare, kMinSampleCells, kMaxSampleCells), max_samples}));
   if (samples == 0) return 0;
   std::uint64_t points = 0, found = 0;
-#pragma omp parallel num_threads(this->context_.threads)
+#pragma omp parallel num_threads(usable_threads(this->context_.threads))
   {
     CellWork<Dim> work;
 #pragma omp for schedule(static) reduction(+ : points, found)

@@ -9,6 +9,7 @@
 #include "../morton.hpp"
 #include "../radix_sort.hpp"
 #include "../simd/cell_keys.hpp"
+#include "../threads.hpp"
 #include "cell_list.hpp"
 #include "collect_rows.hpp"
 #include "collect_rows_unordered.hpp"
@@ -77,7 +78,7 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
     const CellKeysFn<Dim, double> query_keys = best_cell_keys<Dim, double>(this->context_.simd);
     const auto chunks = static_cast<std::int64_t>((m + kKeyChunk - 1) / kKeyChunk);
     kept_in_chunk.assign(static_cast<std::size_t>(chunks), 0);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t c = 0; c < chunks; ++c) {
       const auto first = static_cast<std::size_t>(c) * kKeyChunk;
       const std::size_t last = std::min(m, first + kKeyChunk);
@@ -113,7 +114,7 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
     sized_for_overwrite(kept_keys, on);
     if (!packed) sized_for_overwrite(kept_order, on);
     const auto chunks = static_cast<std::int64_t>(kept_in_chunk.size());
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t c = 0; c < chunks; ++c) {
       const auto first = static_cast<std::size_t>(c) * kKeyChunk;
       const std::size_t last = std::min(m, first + kKeyChunk);
@@ -141,7 +142,7 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
   if (packed) {
     sized_for_overwrite(order, on);
     const auto slots = static_cast<std::int64_t>(on);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t t = 0; t < slots; ++t) order[t] = static_cast<index_t>(keys[off + t]);
   }
   // slot -> query, sorted by cell

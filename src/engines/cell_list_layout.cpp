@@ -39,7 +39,7 @@ std::vector<std::uint64_t> dilated(std::span<const std::uint64_t> bits,
     padded.assign(static_cast<std::size_t>(words + 2 * pad), 0);
     std::copy(current.begin(), current.end(), padded.begin() + pad);
     const std::uint64_t* from = padded.data() + pad;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t j = 0; j < words; ++j) {
       std::uint64_t word = from[j];
       for (int d = 1; d <= radius; ++d) {
@@ -75,12 +75,12 @@ ResultVector<std::uint32_t> sort_within_coarse_keys(const ResultVector<std::uint
   ResultVector<std::uint32_t> fine_of_index, fine;
   sized_for_overwrite(fine_of_index, n);
   sized_for_overwrite(fine, n);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t i = 0; i < signed_n; ++i)
     fine_of_index[i] = fine_of(static_cast<std::size_t>(i));
   constexpr std::size_t kChunk = 4096;
   const auto chunks = static_cast<std::int64_t>((n + kChunk - 1) / kChunk);
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     std::vector<std::uint64_t> run;  // (fine code, index) of one run, packed for the sort
 #pragma omp for schedule(dynamic)
@@ -251,7 +251,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     input.slab_bits = slab_bits;
     constexpr std::int64_t kChunk = 1024;
     const std::int64_t chunks = (signed_n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t c = 0; c < chunks; ++c) {
       const auto first = static_cast<std::size_t>(c * kChunk);
       const std::size_t last = std::min(n, first + kChunk);
@@ -350,7 +350,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     const auto index_at = [&](std::int64_t s) {
       return packed ? static_cast<index_t>(keys[s]) : layout.order[s];
     };
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
     {
       FrameOrigins<Dim> frames(grid, frame_shift);
 #pragma omp for schedule(static)
@@ -397,7 +397,7 @@ void CellListLayout<Dim>::index_order(std::span<const CellCoord> coords, int thr
   }
   const auto count = static_cast<std::int64_t>(coords.size());
   cell_z.resize(coords.size());
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t c = 0; c < count; ++c) {
     cell_z[c] = static_cast<std::uint16_t>(coords[c][Dim - 1]);
   }
@@ -427,7 +427,7 @@ void CellListLayout<Dim>::index_tiles(std::span<const CellCoord> coords, int thr
     none.fill(~std::uint32_t{0});
     return none;
   };
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
     const std::size_t first = static_cast<std::size_t>(j) * kChunk;
     const std::size_t last = std::min(count, first + kChunk);
@@ -442,7 +442,7 @@ void CellListLayout<Dim>::index_tiles(std::span<const CellCoord> coords, int thr
   }
   std::partial_sum(tiles_before.begin(), tiles_before.end(), tiles_before.begin());
   tiles.resize(tiles_before[chunks]);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
     const std::size_t first = static_cast<std::size_t>(j) * kChunk;
     const std::size_t last = std::min(count, first + kChunk);
@@ -482,7 +482,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
     const auto nz = static_cast<std::size_t>(dims[Dim - 1]);
     column_slots.assign(static_cast<std::size_t>(dims[0] * dims[1]) * (nz + 1), 0);
     const auto runs = static_cast<std::int64_t>(column_runs.size());
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t k = 0; k < runs; ++k) {
       const ColumnRun& run = column_runs[static_cast<std::size_t>(k)];
       std::uint32_t cell = run.first;
@@ -498,7 +498,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   } else if (grid.total_cells() <= static_cast<double>(size()) + kDenseSlack) {
     dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
     const auto signed_cells = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t c = 0; c < signed_cells; ++c) {
       std::int64_t linear = coords[c][Dim - 1];
       for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + coords[c][k];
@@ -537,7 +537,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   ResultVector<std::uint64_t> marks;
   sized_for_overwrite(marks, wanted * words);
   std::size_t copies = 1;
-#pragma omp parallel num_threads(static_cast <int>(wanted))
+#pragma omp parallel num_threads(usable_threads(static_cast <int>(wanted)))
   {
     const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
@@ -552,7 +552,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   }
   if (copies > 1) {
     const auto signed_words = static_cast<std::int64_t>(words);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t w = 0; w < signed_words; ++w) {
       for (std::size_t t = 1; t < copies; ++t) marks[w] |= marks[t * words + w];
     }

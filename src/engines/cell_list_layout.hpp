@@ -66,6 +66,7 @@
 #include "../engine_base.hpp"
 #include "../morton.hpp"
 #include "../prefix_sum.hpp"
+#include "../threads.hpp"
 
 namespace spatialhash::detail {
 
@@ -569,7 +570,7 @@ class CellListLayout {
     cell_start.resize(count + 1);
     cell_start[count] = static_cast<std::uint32_t>(n);
     const auto signed_n = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t s = 0; s < signed_n; ++s) {
       if (s == 0 || marks[s] != marks[s - 1]) {
         cell_start[marks[s] - 1] = static_cast<std::uint32_t>(s);
@@ -577,7 +578,7 @@ class CellListLayout {
     }
     std::vector<CellCoord> coords(count);
     const auto signed_cells = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t c = 0; c < signed_cells; ++c) coords[c] = cell_at(cell_start[c]);
     return coords;
   }
@@ -590,7 +591,7 @@ class CellListLayout {
     if (inner == 0) return;
     slab_start.resize(cells() * static_cast<std::size_t>(inner));
     const auto signed_cells = static_cast<std::int64_t>(cells());
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t c = 0; c < signed_cells; ++c) {
       std::uint32_t s = cell_start[c];
       const std::uint32_t end = cell_start[c + 1];

@@ -81,7 +81,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out
     std::vector<double> distances;
   };
   std::vector<std::vector<Late>> late(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     CellWork<Dim> work;
     Buffer<Pair> block_pairs;
@@ -140,7 +140,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = this->context_.threads;
   std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, 0);
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
@@ -155,7 +155,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
   for (std::int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
   out.allocate(start.back());
   std::atomic<bool> repeated = true;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     CellWork<Dim> work;
     Buffer<Pair> row_pairs;

@@ -26,6 +26,7 @@
 
 #include "../morton.hpp"
 #include "../radix_sort.hpp"
+#include "../threads.hpp"
 #include "cell_list_layout.hpp"
 
 namespace spatialhash::detail {
@@ -74,7 +75,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   constexpr std::uint32_t kSampleStride = 128, kMinSamples = 1024;
   if (n / kSampleStride >= kMinSamples) {
     std::size_t sampled = 0, changed = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(+ : sampled, changed)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads)) reduction(+ : sampled, changed)
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
       std::size_t c = first[j];
       CellWalk walk(*this, static_cast<std::uint32_t>(c));
@@ -106,7 +107,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   spare.position_keys.resize(n);
   std::vector<std::size_t> changed_before(chunks + 1, 0);  // movers per chunk, then their prefix
   int outside = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(| : outside)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads)) \
+    reduction(|                                                                    \
+              : outside)
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
     // Local copies: the byte stores below may alias anything, which would otherwise force
     // reloads of every member in the inner loop.
@@ -195,7 +198,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // 2. The movers, sorted by the key of their new cell (stable: ties by old position).
   spare.mover_keys.resize(movers);
   spare.mover_positions.resize(movers);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads))
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
     std::size_t at = changed_before[j];
     for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]]; ++s) {
@@ -224,7 +227,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   for (int k = 0; k < Dim; ++k) spare.axis[k].resize(n);
   spare.cell_marks.resize(n);
   spare.slab_of.resize(slab_bits > 0 ? n : 0);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads))
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
     std::size_t m = mover_begin[j];
     const std::size_t m_end = mover_begin[j + 1];

@@ -43,7 +43,7 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
   } else {
     lists.offsets[0] = 0;
   }
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t t = 0; t < signed_slots; ++t) lists.offsets[row_of[t] + 1] = row_length[t];
   parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
   sized_for_overwrite(lists.indices, lists.offsets[rows]);
@@ -51,7 +51,7 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
   // Where each row goes, by slot: scattered reads, but independent ones that the processor
   // overlaps (where the rows are placed they would sit in a chain before each store).
   sized_for_overwrite(row_start, slots);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
 }
 
@@ -118,7 +118,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   const bool sorted = request.sorted;
   const RowSortFn row_sort = best_row_sort();
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     const int t = thread_id();
     // The thread's own buffer, handed over to `found` once its rows are in: the size it updates
@@ -198,7 +198,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     __builtin_prefetch(row + row_length[t] - 1, 1);  // the last line of a row not line-aligned
   };
   std::atomic<bool> repeated = true;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     Work work;
     std::vector<index_t> sorted_row;  // a deferred row's sorted copy

@@ -133,7 +133,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
 
   // The estimate shared between the buckets by weight.
   std::vector<double> weight(buckets, 0.0);
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     std::vector<double> mine(buckets, 0.0);
 #pragma omp for schedule(static)
@@ -179,7 +179,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
       request.low_memory ? std::min(tuning.spill_entries, estimate / kLowMemorySpillShare)
                          : tuning.spill_entries;
   const std::size_t spill_share = spill_entries / thread_count;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     const auto t = static_cast<std::size_t>(thread_id());
     // The thread's open chunk in each bucket's region: [cursor, end).
@@ -273,7 +273,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
     return it == region_start.begin() ? std::size_t{0}
                                       : static_cast<std::size_t>(it - region_start.begin()) - 1;
   };
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     std::vector<index_t> scratch;
     std::vector<index_t> length_of(bucket_rows);

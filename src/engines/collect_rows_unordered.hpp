@@ -87,7 +87,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   std::vector<GrowableBuffer<index_t>> spill(static_cast<std::size_t>(threads));
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> gaps(
       static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(usable_threads(threads))
   {
     const int t = thread_id();
     GrowableBuffer<index_t>& own_spill = spill[static_cast<std::size_t>(t)];
@@ -146,7 +146,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       std::copy(rows_spilled.data(), rows_spilled.data() + rows_spilled.size(),
                 out.indices.data() + spill_at[static_cast<std::size_t>(t)]);
     }
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
     for (std::int64_t u = 0; u < units; ++u) {
       const auto [first, last] = slots_of(u);
       const std::size_t base = spill_at[static_cast<std::size_t>(unit_thread[u])];
@@ -172,7 +172,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     std::fill(out.count.begin(), out.count.end(), index_t{0});
   }
   const auto signed_slots = static_cast<std::int64_t>(slots);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t s = 0; s < signed_slots; ++s) {
     out.start[row_of[s]] = slot_start[s];
     out.count[row_of[s]] = slot_length[s];
@@ -187,7 +187,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   }
   if (!with_distances && positions.ids == nullptr) return;
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t s = 0; s < signed_slots; ++s) {
     index_t* row = out.indices.data() + slot_start[s];
     const std::uint32_t length = slot_length[s];

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "../threads.hpp"
 #include "spatialhash/types.hpp"
 
 namespace spatialhash::detail {
@@ -20,7 +21,7 @@ template <class Visit>
 void grid_neighbor_counts(std::span<const index_t> ids, std::span<index_t> counts, int threads,
                           const Visit& visit) {
   const auto n = static_cast<std::int64_t>(ids.size());
-#pragma omp parallel num_threads(threads) if (n > 4096)
+#pragma omp parallel num_threads(usable_threads(threads)) if (n > 4096)
   {
     Visit local = visit;
 #pragma omp for schedule(dynamic, 512)
@@ -44,7 +45,7 @@ void grid_neighbor_lists(std::span<const index_t> ids, bool with_distances, int 
   lists.indices.resize(lists.offsets[n]);
   lists.distances.resize(with_distances ? lists.offsets[n] : 0);
   const auto sn = static_cast<std::int64_t>(n);
-#pragma omp parallel num_threads(threads) if (sn > 4096)
+#pragma omp parallel num_threads(usable_threads(threads)) if (sn > 4096)
   {
     Visit local = visit;
 #pragma omp for schedule(dynamic, 512)

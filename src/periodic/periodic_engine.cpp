@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "../threads.hpp"
 #include "periodic_images.hpp"
 
 namespace spatialhash::detail {
@@ -100,7 +101,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const int threads = this->context_.threads;
     // Pass 1: per row, the entries it keeps; per point, the rows that keep one of its ghosts.
     std::vector<index_t> kept(n, 0), mirrored(n, 0);
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(threads))
     for (std::int64_t i = 0; i < rows; ++i) {
       index_t count = 0;
       for (std::size_t k = inner.offsets[i]; k < inner.offsets[i + 1]; ++k) {
@@ -121,7 +122,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     lists.distances.resize(request.with_distances ? lists.offsets[n] : 0);
     // Pass 2: fill; mirrored[j] becomes the cursor of row j's mirrored part.
     std::fill(mirrored.begin(), mirrored.end(), index_t{0});
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(threads))
     for (std::int64_t i = 0; i < rows; ++i) {
       std::size_t slot = lists.offsets[i];
       for (std::size_t k = inner.offsets[i]; k < inner.offsets[i + 1]; ++k) {

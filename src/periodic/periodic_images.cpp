@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../engine_base.hpp"
+#include "../threads.hpp"
 
 namespace spatialhash::detail {
 
@@ -86,7 +87,7 @@ PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const Period
   images.reals = n;
   std::vector<double> wrapped(n * Dim);
   std::vector<std::size_t> first_ghost(n + 1, 0);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t i = 0; i < count; ++i) {
     std::array<double, Dim> x;
     for (int k = 0; k < Dim; ++k) x[k] = points.coord(static_cast<std::size_t>(i), k);
@@ -107,7 +108,7 @@ PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const Period
   images.coords.resize((n + ghosts) * Dim);
   images.origin.resize(ghosts);
   images.shift.resize(ghosts);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
   for (std::int64_t i = 0; i < count; ++i) {
     std::array<double, Dim> w;
     for (int k = 0; k < Dim; ++k) w[k] = images.coords[i * Dim + k];
