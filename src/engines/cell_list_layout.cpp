@@ -533,11 +533,12 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   // thread; docs/benchmarks.md). A copy costs its words to clear and merge: one per `words`
   // cells at most.
   const std::size_t words = (static_cast<std::size_t>(blocks) + 63) / 64;
-  const auto wanted = std::clamp<std::size_t>(count / words, 1, static_cast<std::size_t>(threads));
+  const auto wanted = static_cast<int>(
+      std::clamp<std::size_t>(count / words, 1, static_cast<std::size_t>(threads)));
   ResultVector<std::uint64_t> marks;
-  sized_for_overwrite(marks, wanted * words);
+  sized_for_overwrite(marks, static_cast<std::size_t>(wanted) * words);
   std::size_t copies = 1;
-#pragma omp parallel num_threads(usable_threads(static_cast <int>(wanted)))
+#pragma omp parallel num_threads(usable_threads(wanted))
   {
     const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
