@@ -26,6 +26,8 @@
 // queries call the callback from the calling thread only, one batch at a time, so callbacks need
 // no locking. They allocate nothing per result: batches live on the stack, and a pair search
 // allocates its scratch space once per call (a ball query with the default engine, never).
+// Every query is const and keeps its scratch space in the call: several threads may query one
+// index at the same time; update(), assignment and destruction need it to themselves.
 #pragma once
 
 #include <array>
