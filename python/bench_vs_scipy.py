@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times spatialhash against scipy.spatial.cKDTree (query_pairs, query_ball_point,
-sparse_distance_matrix) and scikit-learn's NearestNeighbors.radius_neighbors on uniform random
+sparse_distance_matrix, count_neighbors, query_ball_tree) and scikit-learn's NearestNeighbors.radius_neighbors on uniform random
 points with a radius chosen for a given mean number of neighbors, and prints the ratios.
 
     /usr/bin/python3 python/bench_vs_scipy.py                       # 100k and 1M points, 3D
@@ -104,6 +104,23 @@ def bench_size(args, n: int) -> List[Tuple[str, float, float]]:
     if len(ours) != len(theirs):
         print(f"  note: cKDTree found {len(theirs):,} entries, we {len(ours):,} (rounding at r)")
     rows.append((f"sparse_distance_matrix x{len(queries):,} (ndarray)", t_sdm, t_tree_sdm))
+
+    # count_neighbors of the points against the positions at 11 radii from 0 to r (bin edges of
+    # a pair-correlation histogram), and query_ball_tree against them; cKDTree has no threads
+    # for either.
+    edges = np.linspace(0.0, r, 11)
+    t_count, counts = best_of(
+        args.repeat, lambda: index.count_neighbors(queries, edges, cumulative=False)
+    )
+    t_tree_count, tree_counts = best_of(
+        args.repeat, lambda: tree.count_neighbors(other, edges, cumulative=False)
+    )
+    if counts.tolist() != tree_counts.tolist():
+        print("  note: cKDTree's counts differ (rounding at a bin edge)")
+    rows.append((f"count_neighbors x{len(queries):,}, 11 radii", t_count, t_tree_count))
+    t_tree_lists, _ = best_of(args.repeat, lambda: index.query_ball_tree(queries))
+    t_tree_tree, _ = best_of(args.repeat, lambda: tree.query_ball_tree(other, r))
+    rows.append((f"query_ball_tree x{len(queries):,}", t_tree_lists, t_tree_tree))
 
     if not args.no_sklearn:
         from sklearn.neighbors import NearestNeighbors

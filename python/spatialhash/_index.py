@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Set, Tuple, Union
+from typing import Any, List, Optional, Set, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._pair_counts import count_pairs
 from ._inputs import (
+    MIN_RADIUS,
     as_boxsize,
     as_engine,
     as_index_int32,
@@ -17,6 +19,7 @@ from ._inputs import (
     as_positions,
     as_radius,
     as_threads,
+    as_weights,
     check_choice,
     check_minkowski,
     check_radii,
@@ -277,14 +280,8 @@ class Index:
             columns = self.n
             i, j, distances = self._core.self_distance_entries(radius)
         else:
-            if isinstance(other, Index):
-                queries = other._data
-            else:
-                queries = as_points(other, "other")
-            if queries.shape[1] != self.m:
-                raise ValueError(f"other has dimension {queries.shape[1]}, this index {self.m}")
-            columns = len(queries)
-            flat = np.ascontiguousarray(queries, dtype=np.float64)
+            flat = self._other_points(other)
+            columns = len(flat)
             offsets, cols, distances = self._core.cross(flat, radius, True, True, False)
             # Row q of the cross result holds this index's neighbors of other's point q.
             i = cols
@@ -307,6 +304,71 @@ class Index:
         if output_type == "dok_matrix":
             return matrix.todok()
         return matrix
+
+    def query_ball_tree(
+        self, other: Any, r: Optional[float] = None, p: float = 2.0, eps: float = 0.0
+    ) -> List[List[int]]:
+        """For every indexed point i, the sorted indices of the points of `other` within r of it.
+
+        Like ``scipy.spatial.cKDTree.query_ball_tree``: `other` is another Index or an (k, m)
+        array of points (this index itself included: then each point finds itself). r defaults
+        to, and may not exceed, this index's radius; this index's boxsize applies. Returns a
+        list of n lists of int.
+        """
+        check_minkowski(p, eps)
+        radius = as_radius(r, self.radius)
+        flat = self._other_points(other)
+        # Row q of the cross search holds this index's points near other's point q: the same
+        # pairs, turned around so that row i lists other's points near point i, ascending.
+        offsets, mine, _ = self._core.cross(flat, radius, False, False, False)
+        theirs = np.repeat(np.arange(len(flat), dtype=np.int64), np.diff(offsets))
+        order = np.argsort(mine, kind="stable")
+        starts = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(mine, minlength=self.n), out=starts[1:])
+        return _core.split_rows(starts, theirs[order]).tolist()
+
+    def count_neighbors(
+        self,
+        other: Any,
+        r: Any,
+        p: float = 2.0,
+        weights: Any = None,
+        cumulative: bool = True,
+    ) -> Any:
+        """The number of pairs (x1, x2), x1 a point of this index and x2 one of `other`, with
+        x1 and x2 at most r apart (the neighbor rule: d2 <= r*r), for one radius or many.
+
+        Like ``scipy.spatial.cKDTree.count_neighbors``, exact. `other` is another Index, an
+        (k, m) array of points, or this index (pairs then include (i, i) and both orders).
+        r: a number or a 1-D array; each entry at most this index's radius, and either 0
+        (coincident points) or at least ``MIN_RADIUS`` (cKDTree reads a negative r as -r; here
+        it is a ValueError). With
+        ``cumulative=False`` r must be non-decreasing and entry k counts the pairs with
+        ``r[k-1] < d <= r[k]`` (``-inf < d <= r[0]`` for the first). weights: None; a tuple
+        ``(self_weights, other_weights)`` (either may be None); or one array when `other` is
+        this index. A pair then counts ``self_weights[i] * other_weights[j]``. This index's
+        boxsize applies.
+
+        Returns an int (a float with weights) for one radius, else an int64 (float64) array
+        shaped like r. One
+        cross search at the largest radius, in chunks of `other`'s points (memory bounded by the
+        chunk), decides every radius from the pairs' distances; a radius equal to some pair's
+        rounded distance is counted again by a search of its own (docs/python.md).
+        """
+        check_minkowski(p, 0.0)
+        flat = self._other_points(other)
+        radii, scalar = self._count_radii(r, bool(cumulative))
+        self_weights, other_weights = self._pair_weights(weights, other is self, len(flat))
+        # The largest radius (MIN_RADIUS when every one is 0: coincident points are within it).
+        search_radius = max(float(radii.max(initial=0.0)), MIN_RADIUS)
+
+        def search(chunk: np.ndarray, radius: float, with_distances: bool) -> Any:
+            return self._core.cross(chunk, radius, False, with_distances, False)
+
+        counts = count_pairs(flat, search, radii, search_radius, self_weights, other_weights)
+        if not cumulative:
+            counts = np.diff(counts, prepend=counts.dtype.type(0))
+        return counts[0].item() if scalar else counts
 
     # ---- native extras --------------------------------------------------------------------------
 
@@ -462,6 +524,70 @@ class Index:
             )
         self._core.update(data)
         self._data = data
+
+    def _other_points(self, other: Any) -> FloatArray:
+        """`other` (an Index, or points of shape (k, m)) as a C-contiguous float64 array."""
+        points = other._data if isinstance(other, Index) else as_points(other, "other")
+        if points.shape[1] != self.m:
+            raise ValueError(f"other has dimension {points.shape[1]}, this index {self.m}")
+        return np.ascontiguousarray(points, dtype=np.float64)
+
+    def _count_radii(self, r: Any, cumulative: bool) -> Tuple[FloatArray, bool]:
+        """count_neighbors' radii as a 1-D float64 array, and whether r was one number."""
+        radii = np.asarray(r)
+        if radii.dtype.kind not in "fiu" or radii.dtype == np.bool_:
+            raise TypeError(f"r must hold real numbers, got dtype {radii.dtype}")
+        if radii.ndim > 1:
+            raise ValueError(f"r must be a number or a 1-D array, got shape {radii.shape}")
+        scalar = radii.ndim == 0
+        radii = radii.astype(np.float64).reshape(-1)
+
+        def entry(bad: np.ndarray) -> str:
+            k = int(np.argmax(bad))
+            return f"r={radii[k]!r}" if scalar else f"r[{k}]={radii[k]!r}"
+
+        if np.isnan(radii).any():
+            raise ValueError(f"{entry(np.isnan(radii))}: a radius must be a number")
+        if (radii < 0.0).any():
+            raise ValueError(f"{entry(radii < 0.0)} is negative; a radius is 0 or more")
+        tiny = (radii > 0.0) & (radii < MIN_RADIUS)
+        if tiny.any():
+            raise ValueError(
+                f"{entry(tiny)} lies between 0 and spatialhash.MIN_RADIUS ({MIN_RADIUS!r})"
+            )
+        if (radii > self.radius).any():
+            raise ValueError(
+                f"{entry(radii > self.radius)} exceeds the index radius {self.radius!r}; build "
+                "the Index with a radius at least as large as every query radius"
+            )
+        if not cumulative and np.any(np.diff(radii) < 0.0):
+            k = int(np.argmax(np.diff(radii) < 0.0)) + 1
+            raise ValueError(
+                f"with cumulative=False r must be non-decreasing (bin edges), but r[{k}] < "
+                f"r[{k - 1}]"
+            )
+        return radii, scalar
+
+    def _pair_weights(
+        self, weights: Any, same: bool, other_n: int
+    ) -> Tuple[Optional[FloatArray], Optional[FloatArray]]:
+        """count_neighbors' weights as (self_weights, other_weights), each float64 or None."""
+        if weights is None:
+            return None, None
+        if isinstance(weights, tuple):
+            if len(weights) != 2:
+                raise ValueError(f"weights as a tuple needs 2 entries, got {len(weights)}")
+            return (
+                as_weights(weights[0], self.n, "weights[0]"),
+                as_weights(weights[1], other_n, "weights[1]"),
+            )
+        if not same:
+            raise ValueError(
+                "one weights array needs other to be this index; give (self_weights, "
+                "other_weights) for two point sets"
+            )
+        both = as_weights(weights, self.n, "weights")
+        return both, both
 
     def _flat_positions(self, x: Any) -> FloatArray:
         """Positions of shape (..., m) as a C-contiguous (k, m) float64 array."""

@@ -123,6 +123,16 @@ def check_radii(radii: np.ndarray, limit: float, name: str = "r") -> None:
         )
 
 
+def as_weights(weights: Any, n: int, name: str) -> Optional[np.ndarray]:
+    """Pair-count weights: None, or n real numbers as a 1-D float64 array."""
+    if weights is None:
+        return None
+    array = _numeric_array(weights, name)
+    if array.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one weight per point, got {array.shape}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
 def as_index_int32(index_dtype: Any) -> bool:
     """Whether `index_dtype` asks for int32 indices (True) or int64 ones (False): anything
     numpy.dtype() turns into one of the two; any other dtype is a ValueError, and what is no

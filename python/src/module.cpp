@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "distance_bins.hpp"
 #include "numpy_out.hpp"
 #include "py_index.hpp"
 #include "spatialhash/types.hpp"
@@ -45,6 +46,9 @@ PYBIND11_MODULE(_core, module) {
              "Set of (i, j) tuples, one per row of an (m, 2) int64 array.");
   module.def("pairs_to_dict", &spatialhash::python::pairs_to_dict, py::arg("i"), py::arg("j"),
              py::arg("values"), "Dict {(i[k], j[k]): values[k]} of three 1-D arrays.");
+  module.def("distance_bins", &spatialhash::python::distance_bins, py::arg("distances"),
+             py::arg("thresholds"), py::arg("weights") = py::none(),
+             "(bins, ties): distances binned by ascending thresholds (count_neighbors).");
 
   spatialhash::python::bind_index(module);
 }

@@ -93,3 +93,21 @@ def test_distances_and_smaller_radii(case, fraction):
     assert distances.tolist() == [expected[tuple(p)] for p in pairs.tolist()]
     # Results for a smaller radius are a subset of those for the index radius.
     assert set(map(tuple, pairs.tolist())) <= index.query_pairs(output_type="set")
+
+
+@given(point_sets(), st.data())
+def test_pair_counts_equal_brute_force(case, data):
+    # Radii at r and below it on the same grid steps, so that pairs often reach a radius exactly.
+    points, r = case
+    fractions = data.draw(
+        st.lists(st.sampled_from([0.0, 0.25, 0.5, 1 / np.sqrt(2.0), 1.0]), min_size=1, max_size=6)
+    )
+    radii = np.array([r * f for f in fractions])
+    index = spatialhash.Index(points, r)
+    widened = points.astype(np.float64)
+    expected = [0] * len(radii)
+    for _, d2 in oracle_np.squared_distances(widened, widened):
+        for k, radius in enumerate(radii):
+            expected[k] += int(np.count_nonzero(d2 <= radius * radius))
+    assert index.count_neighbors(index, radii).tolist() == expected
+    assert index.count_neighbors(points, float(radii[0])) == expected[0]
