@@ -61,6 +61,9 @@ struct ListRequest {
   /// ListOptions::sorted: an engine whose sorts_rows() is true sorts each row by neighbor index as
   /// it stores it; the others ignore it (Index sorts their rows afterwards: sort_rows.hpp).
   bool sorted = false;
+  /// ListOptions::half, for an engine whose searches_half_lists() is true (Index gives the others
+  /// half_lists_from_pairs() instead).
+  bool half = false;
 };
 
 /// What every engine is built from: the caller's points, the index radius, the thread count and
@@ -158,6 +161,11 @@ class EngineBase {
   /// index when ListRequest::sorted asks (rows in cache as they are stored, instead of a pass
   /// over the whole result afterwards: sort_rows.hpp).
   virtual bool sorts_rows() const { return false; }
+  /// Whether neighbor_lists and neighbor_rows search half lists themselves when ListRequest::half
+  /// asks; for the others Index calls half_lists_from_pairs().
+  virtual bool searches_half_lists() const { return false; }
+  /// Half lists from pair_list(): each pair (i < j) in row i, rows in pair order (not sorted).
+  void half_lists_from_pairs(const ListRequest& request, NeighborLists& out) const;
   /// Fills `out` with the full lists, reusing its storage (every member is overwritten).
   virtual void neighbor_lists(const ListRequest& request, NeighborLists& out) const;
   /// Fills `out` with the full lists as NeighborRows (request.low_memory does not apply). The
@@ -195,6 +203,9 @@ class EngineBase {
 
   Context<Dim, T> context_;
 };
+
+/// CSR lists as NeighborRows: each row where it lies (no gaps), the arrays moved, not copied.
+void rows_from_lists(NeighborLists&& lists, NeighborRows& out);
 
 /// Point i of `points` as a double position.
 template <int Dim, class U>

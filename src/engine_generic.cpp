@@ -55,9 +55,26 @@ void EngineBase<Dim, T>::neighbor_lists(const ListRequest& request, NeighborList
   sink.flush();
 }
 
-namespace {
+template <int Dim, class T>
+void EngineBase<Dim, T>::half_lists_from_pairs(const ListRequest& request,
+                                               NeighborLists& lists) const {
+  const PairList pairs = pair_list(request.radius, request.with_distances);
+  const std::size_t n = context_.points.size();
+  lists.scratch.release();
+  lists.offsets.assign(n + 1, 0);
+  for (const Pair& p : pairs.pairs) ++lists.offsets[p.first + 1];
+  for (std::size_t i = 0; i < n; ++i) lists.offsets[i + 1] += lists.offsets[i];
+  sized_for_overwrite(lists.indices, pairs.pairs.size());
+  sized_for_overwrite(lists.distances, request.with_distances ? pairs.pairs.size() : 0);
+  // Each row's fill cursor, from its start.
+  std::vector<std::size_t> cursor(lists.offsets.begin(), lists.offsets.end() - 1);
+  for (std::size_t k = 0; k < pairs.pairs.size(); ++k) {
+    const std::size_t slot = cursor[pairs.pairs[k].first]++;
+    lists.indices[slot] = pairs.pairs[k].second;
+    if (request.with_distances) lists.distances[slot] = pairs.distances[k];
+  }
+}
 
-/// CSR lists as NeighborRows: each row where it lies (no gaps), the arrays moved, not copied.
 void rows_from_lists(NeighborLists&& lists, NeighborRows& out) {
   const std::size_t n = lists.size();
   out.start.assign(lists.offsets.begin(), lists.offsets.end() - 1);
@@ -66,8 +83,6 @@ void rows_from_lists(NeighborLists&& lists, NeighborRows& out) {
   out.indices = std::move(lists.indices);
   out.distances = std::move(lists.distances);
 }
-
-}  // namespace
 
 template <int Dim, class T>
 void EngineBase<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& out) const {

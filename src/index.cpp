@@ -20,6 +20,15 @@ namespace spatialhash {
 
 namespace {
 
+/// Half lists are lists of an index's own points: every pair twice, kept once.
+void refuse_half_lists(const ListOptions& options) {
+  if (options.half) {
+    throw InvalidArgument(
+        "spatialhash: ListOptions::half applies to an index's own points "
+        "(neighbor_lists, neighbor_rows), not to cross queries");
+  }
+}
+
 void sort_pairs(PairList& list) {
   if (list.distances.empty()) {
     std::sort(list.pairs.begin(), list.pairs.end());
@@ -188,11 +197,17 @@ NeighborLists Index<Dim, T>::neighbor_lists(const ListOptions& options) const {
 template <int Dim, class T>
 void Index<Dim, T>::neighbor_lists(NeighborLists& out, const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  engine_->neighbor_lists({.radius = r,
-                           .with_distances = options.with_distances,
-                           .low_memory = options.low_memory,
-                           .sorted = options.sorted},
-                          out);
+  const detail::ListRequest request{.radius = r,
+                                    .with_distances = options.with_distances,
+                                    .low_memory = options.low_memory,
+                                    .sorted = options.sorted,
+                                    .half = options.half};
+  if (options.half && !engine_->searches_half_lists()) {
+    engine_->half_lists_from_pairs(request, out);
+    if (options.sorted) detail::sort_rows(out, threads());
+    return;
+  }
+  engine_->neighbor_lists(request, out);
   if (options.sorted && !engine_->sorts_rows()) detail::sort_rows(out, threads());
 }
 
@@ -206,8 +221,18 @@ NeighborRows Index<Dim, T>::neighbor_rows(const ListOptions& options) const {
 template <int Dim, class T>
 void Index<Dim, T>::neighbor_rows(NeighborRows& out, const ListOptions& options) const {
   const double r = checked_query_radius(options.radius);
-  engine_->neighbor_rows(
-      {.radius = r, .with_distances = options.with_distances, .sorted = options.sorted}, out);
+  const detail::ListRequest request{.radius = r,
+                                    .with_distances = options.with_distances,
+                                    .sorted = options.sorted,
+                                    .half = options.half};
+  if (options.half && !engine_->searches_half_lists()) {
+    NeighborLists lists;
+    engine_->half_lists_from_pairs(request, lists);
+    detail::rows_from_lists(std::move(lists), out);
+    if (options.sorted) detail::sort_rows(out, threads());
+    return;
+  }
+  engine_->neighbor_rows(request, out);
   if (options.sorted && !engine_->sorts_rows()) detail::sort_rows(out, threads());
 }
 
@@ -288,6 +313,7 @@ template <int Dim, class T>
 template <class U>
 void Index<Dim, T>::cross(PointsView<Dim, U> queries, NeighborLists& lists,
                           const ListOptions& options) const {
+  refuse_half_lists(options);
   const double r = checked_query_radius(options.radius);
   ResultVector<double> converted;
   const PointsView<Dim, double> positions = checked_queries(queries, converted);
@@ -319,6 +345,7 @@ template <int Dim, class T>
 template <class U>
 void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
                                const ListOptions& options) const {
+  refuse_half_lists(options);
   const double r = checked_query_radius(options.radius);
   ResultVector<double> converted;
   const PointsView<Dim, double> positions = checked_queries(queries, converted);

@@ -127,6 +127,35 @@ void expect_unsorted_row_with_distances(const std::vector<double>& exact, std::s
 }
 
 /// True for dense_grid's refusal of a lattice with too many cells (src/engines/dense_grid.cpp).
+/// Half lists (ListOptions::half) against the oracle's pairs (sorted): every entry of row i is a
+/// neighbor of i, each pair sits in exactly one of its two rows, rows ascend when `sorted`, and
+/// each distance is the exact one. row_of(i) gives row i's ids and distances (empty without).
+template <int Dim, class RowOf>
+void expect_half_lists(const std::vector<double>& exact, std::size_t n,
+                       const std::vector<std::pair<std::size_t, std::size_t>>& want_pairs,
+                       RowOf&& row_of, bool sorted, const char* what) {
+  std::vector<std::pair<std::size_t, std::size_t>> got;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [ids, distances] = row_of(i);
+    if (sorted) {
+      ASSERT_TRUE(std::is_sorted(ids.begin(), ids.end())) << what << ": row " << i;
+    }
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      const std::size_t j = ids[k];
+      ASSERT_NE(j, i) << what << ": point " << i << " in its own row";
+      got.emplace_back(std::min(i, j), std::max(i, j));
+      if (!distances.empty()) {
+        ASSERT_EQ(distances[k],
+                  std::sqrt(oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim])))
+            << what << ": distance of " << i << " and " << j;
+      }
+    }
+  }
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got.size(), want_pairs.size()) << what << ": pair count";
+  ASSERT_TRUE(got == want_pairs) << what << ": not every pair exactly once";
+}
+
 inline bool is_dense_grid_refusal(const spatialhash::InvalidArgument& e) {
   return std::string(e.what()).find("dense_grid refuses a lattice of") != std::string::npos;
 }
@@ -305,6 +334,42 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
           exact, i, want_lists[i], unsorted_d.indices.data(), unsorted_d.distances.data(),
           unsorted_d.start[i], unsorted_d.start[i] + unsorted_d.count[i], "rows with distances");
     }
+  }
+  // Half lists: each pair once, as CSR lists (sorted with distances, unsorted with distances,
+  // refilled into full lists' storage, low memory) and as NeighborRows.
+  {
+    using Row = std::pair<std::span<const index_t>, std::span<const double>>;
+    const auto of_lists = [](const spatialhash::NeighborLists& lists) {
+      return [&lists](std::size_t i) {
+        const std::size_t first = lists.offsets[i], count = lists.offsets[i + 1] - first;
+        return Row{{lists.indices.data() + first, count},
+                   lists.distances.empty()
+                       ? std::span<const double>()
+                       : std::span<const double>(lists.distances.data() + first, count)};
+      };
+    };
+    const auto sorted_d =
+        index.neighbor_lists({.sorted = true, .with_distances = true, .half = true});
+    ASSERT_EQ(sorted_d.size(), n);
+    expect_half_lists<Dim>(exact, n, want_pairs, of_lists(sorted_d), true, "sorted half lists");
+    const auto unsorted_d = index.neighbor_lists({.with_distances = true, .half = true});
+    expect_half_lists<Dim>(exact, n, want_pairs, of_lists(unsorted_d), false, "half lists");
+    spatialhash::NeighborLists refilled = index.neighbor_lists();
+    index.neighbor_lists(refilled, {.half = true});
+    ASSERT_TRUE(refilled.distances.empty());
+    expect_half_lists<Dim>(exact, n, want_pairs, of_lists(refilled), false, "refilled half lists");
+    const auto low = index.neighbor_lists({.low_memory = true, .half = true});
+    expect_half_lists<Dim>(exact, n, want_pairs, of_lists(low), false, "low-memory half lists");
+    const auto rows = index.neighbor_rows({.sorted = true, .with_distances = true, .half = true});
+    expect_row_layout(rows, n);
+    expect_half_lists<Dim>(
+        exact, n, want_pairs,
+        [&rows](std::size_t i) {
+          return Row{rows.row(i), {rows.distances.data() + rows.start[i], rows.count[i]}};
+        },
+        true, "half rows");
+    EXPECT_THROW(index.cross(spatialhash::PointsView<Dim, T>(coords.data(), n), {.half = true}),
+                 spatialhash::InvalidArgument);
   }
   // A smaller query radius on the same index.
   {

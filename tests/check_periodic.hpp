@@ -100,6 +100,18 @@ std::vector<std::array<double, Dim>> periodic_probes(const PeriodicCase<Dim>& c,
   return probes;
 }
 
+/// The squared distance the oracle gave pair (i, j) (i < j or j < i), from its sorted pairs.
+template <class Pairs>
+double oracle_distance_squared(const Pairs& pairs, std::size_t i, std::size_t j) {
+  const std::size_t first = std::min(i, j), second = std::max(i, j);
+  const auto at =
+      std::lower_bound(pairs.begin(), pairs.end(), first, [&](const auto& p, std::size_t) {
+        return p.first < first || (p.first == first && p.second < second);
+      });
+  return at != pairs.end() && at->first == first && at->second == second ? at->distance_squared
+                                                                         : -1.0;
+}
+
 template <int Dim, class T>
 void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>& c) {
   using spatialhash::index_t;
@@ -190,6 +202,33 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
           << "neighbor_rows of point " << i;
       ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i;
     }
+  }
+  // Half lists: each pair once, in the row of one of its points, with the oracle's distance.
+  {
+    const auto half = index.neighbor_lists({.sorted = true, .with_distances = true, .half = true});
+    const auto half_rows = index.neighbor_rows({.half = true});
+    ASSERT_EQ(half.size(), n);
+    expect_row_layout(half_rows, n);
+    std::vector<std::pair<std::size_t, std::size_t>> got, got_rows;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(std::is_sorted(half.indices.begin() + half.offsets[i],
+                                 half.indices.begin() + half.offsets[i + 1]));
+      for (std::size_t k = half.offsets[i]; k < half.offsets[i + 1]; ++k) {
+        const std::size_t j = half.indices[k];
+        got.emplace_back(std::min(i, j), std::max(i, j));
+        ASSERT_EQ(half.distances[k], std::sqrt(oracle_distance_squared(want, i, j)))
+            << "half-list distance of " << i << "," << j;
+      }
+      for (const index_t j : half_rows.row(i))
+        got_rows.emplace_back(std::min<std::size_t>(i, j), std::max<std::size_t>(i, j));
+    }
+    std::sort(got.begin(), got.end());
+    std::sort(got_rows.begin(), got_rows.end());
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(got[k], std::pair(want[k].first, want[k].second)) << "half-list pair " << k;
+    }
+    ASSERT_EQ(got_rows, got) << "half rows";
   }
   // A smaller query radius on the same index.
   {

@@ -142,7 +142,8 @@ class Index {
   /// Every unordered pair within `radius` once (first < second), in the engine's order, written
   /// to `out` (see PairOutput) instead of a PairList.
   void pairs(PairOutput& out, double radius = kIndexRadius) const;
-  /// Full neighbor lists of every indexed point (symmetric: j in list(i) iff i in list(j)).
+  /// Full neighbor lists of every indexed point (symmetric: j in list(i) iff i in list(j)); with
+  /// options.half, half lists: each pair in one of its two rows only (ListOptions::half).
   NeighborLists neighbor_lists(const ListOptions& options = {}) const;
   /// Same, into `out`, reusing its storage: a simulation that keeps one NeighborLists across
   /// steps allocates (and page-faults) nothing for the result after the first step. Every

@@ -292,6 +292,12 @@ struct ListOptions {
   /// without distances as fast as the default on 30 neighbors per point and 1.4x slower on 130,
   /// for a third to 40% less peak memory; searched twice, 1.2-1.6x slower.
   bool low_memory = false;
+  /// Half lists (neighbor_lists, neighbor_rows): each unordered pair once, in the row of one of
+  /// its two points, as a force loop that applies Newton's third law wants them, instead of in
+  /// both rows. Which row is the engine's choice: the default engine's rows hold the neighbors
+  /// after the point in its cell order (a half-stencil search, about half the work and output of
+  /// full lists); the other engines', the neighbors of larger index. Cross queries refuse it.
+  bool half = false;
 };
 
 }  // namespace spatialhash

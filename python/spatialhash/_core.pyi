@@ -42,10 +42,16 @@ class Index:
         self, radius: float, sorted: bool, with_distances: bool, int32: bool
     ) -> Tuple[np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_lists(
-        self, radius: float, sorted: bool, with_distances: bool, low_memory: bool, int32: bool
+        self,
+        radius: float,
+        sorted: bool,
+        with_distances: bool,
+        low_memory: bool,
+        int32: bool,
+        half: bool,
     ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def neighbor_rows(
-        self, radius: float, sorted: bool, with_distances: bool, int32: bool
+        self, radius: float, sorted: bool, with_distances: bool, int32: bool, half: bool
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
     def self_distance_entries(self, radius: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]: ...
     def neighbor_counts(self, radius: float) -> np.ndarray: ...

@@ -380,6 +380,7 @@ class Index:
         return_distances: bool = False,
         low_memory: bool = False,
         index_dtype: Any = np.int64,
+        half: bool = False,
     ) -> Union[Tuple[IntArray, IndexArray], Tuple[IntArray, IndexArray, FloatArray]]:
         """Neighbors of every indexed point in compressed sparse row form.
 
@@ -398,10 +399,20 @@ class Index:
         ``index_dtype=np.int32`` returns `indices` as int32: the library's own array, handed
         over without the int64 copy (half the memory, and faster). Indexes of 2^31 points or
         more refuse it (ValueError). `offsets` stay int64.
+
+        ``half=True`` gives half lists: each pair once, in the row of one of its two points (as a
+        force loop using Newton's third law wants them), about half the search and the output.
+        Which row is the engine's choice: the default engine's rows hold the neighbors after the
+        point in its cell order, the other engines' the neighbors of larger index.
         """
         int32 = as_index_int32(index_dtype)
         offsets, indices, distances = self._core.neighbor_lists(
-            as_radius(r, self.radius), bool(sort), bool(return_distances), bool(low_memory), int32
+            as_radius(r, self.radius),
+            bool(sort),
+            bool(return_distances),
+            bool(low_memory),
+            int32,
+            bool(half),
         )
         if return_distances:
             return offsets, indices, distances
@@ -414,6 +425,7 @@ class Index:
         sort: bool = False,
         return_distances: bool = False,
         index_dtype: Any = np.int64,
+        half: bool = False,
     ) -> Union[
         Tuple[IntArray, IndexArray, IndexArray], Tuple[IntArray, IndexArray, IndexArray, FloatArray]
     ]:
@@ -423,14 +435,14 @@ class Index:
         ``indices[start[i]:start[i] + count[i]]`` (int64). Rows are not in point order, and the
         entries between them (a fraction of a percent) are -1. The search writes every row once,
         without the pass that puts the rows in point order, so this is faster than
-        :meth:`neighbor_lists` and holds no second copy of the lists. ``sort`` and
+        :meth:`neighbor_lists` and holds no second copy of the lists. ``sort``, ``half`` and
         ``return_distances`` as for :meth:`neighbor_lists` (distances between rows are NaN);
         ``index_dtype=np.int32`` makes `count` and `indices` int32 (the library's arrays, no
         copy; -1 between rows as well).
         """
         int32 = as_index_int32(index_dtype)
         start, count, indices, distances = self._core.neighbor_rows(
-            as_radius(r, self.radius), bool(sort), bool(return_distances), int32
+            as_radius(r, self.radius), bool(sort), bool(return_distances), int32, bool(half)
         )
         if return_distances:
             return start, count, indices, distances

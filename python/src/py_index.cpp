@@ -164,10 +164,11 @@ class PyIndex {
   }
 
   py::tuple neighbor_lists(double radius, bool sorted, bool with_distances, bool low_memory,
-                           bool int32) const {
+                           bool int32, bool half) const {
     check_int32(int32);
     ListOptions options = list_options(radius, sorted, with_distances);
     options.low_memory = low_memory;
+    options.half = half;
     NeighborLists lists =
         search([&](const AnyIndex& index) { return index.neighbor_lists(options); });
     return csr_to_numpy(std::move(lists), with_distances, threads(), int32);
@@ -183,9 +184,11 @@ class PyIndex {
     return lists_with_diagonal_to_numpy(lists, threads());
   }
 
-  py::tuple neighbor_rows(double radius, bool sorted, bool with_distances, bool int32) const {
+  py::tuple neighbor_rows(double radius, bool sorted, bool with_distances, bool int32,
+                          bool half) const {
     check_int32(int32);
-    const ListOptions options = list_options(radius, sorted, with_distances);
+    ListOptions options = list_options(radius, sorted, with_distances);
+    options.half = half;
     NeighborRows rows = search([&](const AnyIndex& index) { return index.neighbor_rows(options); });
     return rows_to_numpy(std::move(rows), with_distances, threads(), int32);
   }
@@ -303,10 +306,10 @@ void bind_index(py::module_& module) {
            py::arg("with_distances"), py::arg("int32"),
            "(pairs (m, 2) int64 or int32, distances float64 or None)")
       .def("neighbor_lists", &PyIndex::neighbor_lists, py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"), py::arg("low_memory"), py::arg("int32"),
+           py::arg("with_distances"), py::arg("low_memory"), py::arg("int32"), py::arg("half"),
            "(offsets int64, indices int64 or int32, distances or None)")
       .def("neighbor_rows", &PyIndex::neighbor_rows, py::arg("radius"), py::arg("sorted"),
-           py::arg("with_distances"), py::arg("int32"),
+           py::arg("with_distances"), py::arg("int32"), py::arg("half"),
            "(start int64, count and indices int64 or int32 (-1 outside the rows), distances or "
            "None)")
       .def("self_distance_entries", &PyIndex::self_distance_entries, py::arg("radius"),

@@ -206,3 +206,36 @@ def test_errors_name_what_is_wrong():
         index.query_ball_tree(a[:, :2])
     with pytest.raises(ValueError, match="exceeds the index radius"):
         index.query_ball_tree(a, 0.5)
+
+
+@pytest.mark.parametrize("engine", spatialhash.engines())
+@pytest.mark.parametrize("boxsize", [None, 1.0])
+def test_half_lists_hold_each_pair_once(engine, boxsize):
+    rng = np.random.default_rng(8)
+    points = oracle_np.DATASETS["lattice"](rng, 800, 3).astype(np.float32)
+    r = 0.05 * np.sqrt(2.0)  # pairs at exactly r on the lattice
+    index = spatialhash.Index(points, r, engine=engine, boxsize=boxsize)
+    expected = index.query_pairs(output_type="set")
+    if boxsize is None:
+        assert expected == oracle_np.pairs(points, r)
+    offsets, indices, distances = index.neighbor_lists(half=True, sort=True, return_distances=True)
+    found = []
+    for i in range(len(points)):
+        row = indices[offsets[i] : offsets[i + 1]]
+        assert np.all(np.diff(row) > 0)
+        found += [(min(i, int(j)), max(i, int(j))) for j in row]
+    assert len(found) == len(expected) and set(found) == expected
+    # Each entry's distance is its pair's.
+    pairs, pair_distances = index.pairs_with_distances(sort=True)
+    by_pair = dict(zip(map(tuple, pairs.tolist()), pair_distances.tolist()))
+    for i in range(len(points)):
+        row = slice(offsets[i], offsets[i + 1])
+        for j, d in zip(indices[row], distances[row]):
+            assert by_pair[(min(i, int(j)), max(i, int(j)))] == d
+    start, count, row_indices = index.neighbor_rows(half=True)
+    found_rows = [
+        (min(i, int(j)), max(i, int(j)))
+        for i in range(len(points))
+        for j in row_indices[start[i] : start[i] + count[i]]
+    ]
+    assert len(found_rows) == len(expected) and set(found_rows) == expected

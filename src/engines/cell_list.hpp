@@ -193,6 +193,9 @@ class CellList final : public EngineBase<Dim, T> {
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override;
   /// Every list query goes through the collectors, which sort rows as they store them.
   bool sorts_rows() const override { return true; }
+  /// Half lists by the half stencil: each point's row holds the neighbors after it in the
+  /// layout's order (what pairs() searches), collected like full lists.
+  bool searches_half_lists() const override { return true; }
   /// The same rows, each written once where its thread found room (collect_rows_unordered.hpp).
   void neighbor_rows(const ListRequest& request, NeighborRows& rows) const override;
 

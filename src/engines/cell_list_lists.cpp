@@ -1,5 +1,6 @@
 // cell_list (cell_list.hpp): neighbor counts and neighbor lists (both over the full stencil, by
-// groups of cells), the lists as CSR lists or NeighborRows, through the collectors.
+// groups of cells; half lists over the half stencil), the lists as CSR lists or NeighborRows,
+// through the collectors.
 #include <cstdint>
 #include <type_traits>
 
@@ -62,9 +63,10 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
     positions = {layout_.order.data(), PointsView<Dim, T>(sorted_coords.data(), layout_.size())};
   }
   const Ids row_ids = by_position ? Ids::sorted_position : Ids::original;
-  const std::size_t estimate = estimated_entries(search, Stencil::full, layout_.size());
+  const Stencil stencil = request.half ? Stencil::half : Stencil::full;
+  const std::size_t estimate = estimated_entries(search, stencil, layout_.size());
   const auto run = [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
-    search_block(b, Stencil::full, count_only ? Ids::none : row_ids, search, work, emit);
+    search_block(b, stencil, count_only ? Ids::none : row_ids, search, work, emit);
   };
   if constexpr (std::is_same_v<Lists, NeighborLists>) {
     if (!request.with_distances &&
