@@ -283,7 +283,8 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
       if (b >= buckets) break;
       const std::size_t used = std::min(claimed[b].load(std::memory_order_relaxed), region_size[b]);
       scratch.resize(used);
-      std::memcpy(scratch.data(), out + region_start[b], used * sizeof(index_t));
+      // An empty region may have no storage behind it (memcpy must not see a null pointer).
+      if (used > 0) std::memcpy(scratch.data(), out + region_start[b], used * sizeof(index_t));
       copied[b].store(true, std::memory_order_release);
       const std::size_t first_row = b * bucket_rows;
       const std::size_t in_bucket = std::min(bucket_rows, rows - first_row);
