@@ -100,18 +100,6 @@ std::vector<std::array<double, Dim>> periodic_probes(const PeriodicCase<Dim>& c,
   return probes;
 }
 
-/// The squared distance the oracle gave pair (i, j) (i < j or j < i), from its sorted pairs.
-template <class Pairs>
-double oracle_distance_squared(const Pairs& pairs, std::size_t i, std::size_t j) {
-  const std::size_t first = std::min(i, j), second = std::max(i, j);
-  const auto at =
-      std::lower_bound(pairs.begin(), pairs.end(), first, [&](const auto& p, std::size_t) {
-        return p.first < first || (p.first == first && p.second < second);
-      });
-  return at != pairs.end() && at->first == first && at->second == second ? at->distance_squared
-                                                                         : -1.0;
-}
-
 template <int Dim, class T>
 void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>& c) {
   using spatialhash::index_t;
@@ -161,6 +149,9 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
       ASSERT_EQ(list.distances[k], std::sqrt(want[k].distance_squared));
     }
   }
+  // The distance of pair (i, j) as the oracle decided it (from the smaller index's side).
+  std::map<std::pair<std::size_t, std::size_t>, double> distance;
+  for (const auto& p : want) distance[{p.first, p.second}] = std::sqrt(p.distance_squared);
   // Full lists (symmetric, as the oracle's) and counts.
   {
     std::vector<std::vector<std::size_t>> want_lists(n);
@@ -178,9 +169,6 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
     ASSERT_EQ(lists.size(), n);
     ASSERT_EQ(unsorted.size(), n);
     ASSERT_EQ(low.size(), n);
-    // The distance of pair (i, j) as the oracle decided it (from the smaller index's side).
-    std::map<std::pair<std::size_t, std::size_t>, double> distance;
-    for (const auto& p : want) distance[{p.first, p.second}] = std::sqrt(p.distance_squared);
     for (std::size_t i = 0; i < n; ++i) {
       const std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
                                          lists.indices.begin() + lists.offsets[i + 1]);
@@ -216,7 +204,7 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
       for (std::size_t k = half.offsets[i]; k < half.offsets[i + 1]; ++k) {
         const std::size_t j = half.indices[k];
         got.emplace_back(std::min(i, j), std::max(i, j));
-        ASSERT_EQ(half.distances[k], std::sqrt(oracle_distance_squared(want, i, j)))
+        ASSERT_EQ(half.distances[k], distance.at({std::min(i, j), std::max(i, j)}))
             << "half-list distance of " << i << "," << j;
       }
       for (const index_t j : half_rows.row(i))

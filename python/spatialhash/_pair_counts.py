@@ -43,6 +43,26 @@ def _chunks(positions: np.ndarray, search: CrossSearch, radius: float, with_dist
         size = int(min(max(CHUNK_ENTRIES / per_position, MIN_CHUNK), 1 << 20))
 
 
+def _entry_weights(
+    start: int,
+    offsets: np.ndarray,
+    indices: np.ndarray,
+    self_weights: Optional[np.ndarray],
+    other_weights: Optional[np.ndarray],
+) -> Optional[np.ndarray]:
+    """Each pair's weight in one chunk (the indexed point's times the position's), or None when
+    neither side is weighted."""
+    if self_weights is None and other_weights is None:
+        return None
+    weights = np.ones(len(indices))
+    if self_weights is not None:
+        weights *= self_weights[indices]
+    if other_weights is not None:
+        per_row = np.diff(offsets)
+        weights *= np.repeat(other_weights[start : start + len(per_row)], per_row)
+    return weights
+
+
 def _weighted_total(
     positions: np.ndarray,
     search: CrossSearch,
@@ -53,16 +73,8 @@ def _weighted_total(
     """The rule's own count at one radius: sum over pairs of their weights (int without any)."""
     total: Any = 0 if self_weights is None and other_weights is None else 0.0
     for start, offsets, indices, _ in _chunks(positions, search, radius, False):
-        per_row = np.diff(offsets)
-        if self_weights is None:
-            sums = per_row.astype(np.float64) if other_weights is not None else per_row
-        else:
-            rows = np.repeat(np.arange(len(per_row)), per_row)
-            sums = np.bincount(rows, weights=self_weights[indices], minlength=len(per_row))
-        if other_weights is None:
-            total += sums.sum()
-        else:
-            total += float(np.dot(sums, other_weights[start : start + len(per_row)]))
+        weights = _entry_weights(start, offsets, indices, self_weights, other_weights)
+        total += len(indices) if weights is None else float(weights.sum())
     return total
 
 
@@ -90,14 +102,7 @@ def count_pairs(
     bins = np.zeros(len(sorted_s) + 1, dtype=np.float64 if weighted else np.int64)
     ties = np.zeros(len(sorted_s), dtype=bool)
     for start, offsets, indices, distances in _chunks(positions, search, search_radius, True):
-        weights = None
-        if weighted:
-            per_row = np.diff(offsets)
-            weights = np.ones(len(indices))
-            if self_weights is not None:
-                weights *= self_weights[indices]
-            if other_weights is not None:
-                weights *= np.repeat(other_weights[start : start + len(per_row)], per_row)
+        weights = _entry_weights(start, offsets, indices, self_weights, other_weights)
         chunk_bins, chunk_ties = _core.distance_bins(distances, sorted_s, weights)
         bins += chunk_bins
         ties |= chunk_ties
