@@ -222,6 +222,7 @@ TEST_P(Periodic, UpdateWithDriftingPoints) {
 /// Two points whose distance across the face rounds to either side of r depending on which one
 /// is imaged (w_a + L and w_b - L round differently): the rule decides from the smaller index, in
 /// pairs and lists alike, so the lists stay symmetric. Both orders, found by a search in double.
+/// The lists then hold a row longer or shorter than the inner engine's view of it.
 TEST_P(Periodic, TieAcrossAFaceIsDecidedFromTheSmallerIndex) {
   const auto box = cube<2>(0.0, 1.0, all_periodic<2>());
   for (const auto& [a, b, r] : std::vector<std::array<double, 3>>{
@@ -230,10 +231,12 @@ TEST_P(Periodic, TieAcrossAFaceIsDecidedFromTheSmallerIndex) {
     const double via_b = (a - (b + 1.0)) * (a - (b + 1.0));  // a first: b is imaged
     const double via_a = (b - (a - 1.0)) * (b - (a - 1.0));  // b first: a is imaged
     ASSERT_NE(via_b <= r * r, via_a <= r * r) << "not a tie that depends on the side";
-    for (const auto& xy :
-         {std::vector<double>{a, 0.5, b, 0.5}, std::vector<double>{b, 0.5, a, 0.5}}) {
+    // With points away from the faces around them (before and after), whose rows a tie that
+    // changes a row's length must move.
+    for (const auto& xy : {std::vector<double>{0.5, 0.5, a, 0.5, b, 0.5, 0.45, 0.55, 0.55, 0.45},
+                           std::vector<double>{0.5, 0.5, b, 0.5, a, 0.5, 0.45, 0.55, 0.55, 0.45}}) {
       Options options = GetParam();
-      options.threads = 1;  // two points: spare the OpenMP start-up
+      options.threads = 1;  // five points: spare the OpenMP start-up
       check_periodic<2, double>(options, PeriodicCase<2>{"tie", box, xy, r});
       if (HasFatalFailure()) return;
     }

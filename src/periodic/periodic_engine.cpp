@@ -15,12 +15,13 @@
 #include "periodic_engine.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../growable_buffer.hpp"
 #include "../threads.hpp"
 #include "periodic_images.hpp"
 
@@ -83,62 +84,59 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     inner_sink.flush();
   }
 
-  /// The inner engine's lists (parallel, and faster than the generic ones built from pairs),
-  /// cut to the rule: row i keeps real neighbors (a distance is symmetric, so these rows are
-  /// already symmetric) and ghosts of larger indices j, exactly the pairs pairs() reports; each
-  /// such ghost entry is mirrored into row j, replacing row j's own view of the ghost of i
-  /// (evaluated from the other side, it may round differently at a tie). Rows list kept entries
-  /// first, mirrored ones after them in no fixed order.
+  /// The inner engine's lists, written straight into `lists` (a refill keeps its storage), cut
+  /// to the rule: the rows of the reals (the first rows) are kept and the ghosts' rows dropped.
+  /// Only the rows of imaged points hold ghosts (periodic_images.hpp), so only they are
+  /// rewritten: row j keeps its real neighbors and its ghosts of larger indices i (as i), exactly
+  /// the pairs pairs() reports, and takes each i < j whose row kept a ghost of j. Those are read
+  /// from the rows of j's own ghosts (the inner lists are symmetric: a distance is the same
+  /// double from either side), so row j needs no other row's writes. Rewritten rows list their
+  /// real neighbors first, then ghosts of larger indices, then smaller ones.
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
-    NeighborLists inner;
-    // Rows are mapped and mirrored below, so the inner engine's order is not kept: unsorted.
+    // Rows are sorted after this (sorts_rows() is false): the inner engine's order is not kept.
     ListRequest inner_request = request;
     inner_request.sorted = false;
-    inner_->neighbor_lists(inner_request, inner);
+    inner_->neighbor_lists(inner_request, lists);
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
-    const auto rows = static_cast<std::int64_t>(n);
-    const int threads = this->context_.threads;
-    // Pass 1: per row, the entries it keeps; per point, the rows that keep one of its ghosts.
-    std::vector<index_t> kept(n, 0), mirrored(n, 0);
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(threads))
-    for (std::int64_t i = 0; i < rows; ++i) {
-      index_t count = 0;
-      for (std::size_t k = inner.offsets[i]; k < inner.offsets[i + 1]; ++k) {
-        const index_t j = images.original(inner.indices[k]);
-        if (!images.is_ghost(inner.indices[k])) {
-          ++count;
-        } else if (static_cast<index_t>(i) < j) {
-          ++count;
-          std::atomic_ref<index_t>(mirrored[j]).fetch_add(1, std::memory_order_relaxed);
+    const auto imaged = static_cast<std::int64_t>(images.imaged.size());
+    const int threads = usable_threads(this->context_.threads);
+    // Each imaged row staged, then written over its own slots while they are in cache (row j
+    // reads only itself and ghost rows, which nothing writes). A row whose length changes, where
+    // a pair at exactly the radius rounds differently from its two sides, is set aside: the rows
+    // then move (move_rows).
+    std::vector<StagedRows> changed(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    {
+      StagedRows& mine = changed[static_cast<std::size_t>(thread_id())];
+      std::vector<RuleEntry> row;
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t m = 0; m < imaged; ++m) {
+        const std::size_t bound = rule_row_bound(lists, static_cast<std::size_t>(m));
+        if (row.size() < bound) row.resize(2 * bound);
+        const std::size_t length =
+            stage_rule_row(lists, static_cast<std::size_t>(m), request.with_distances, row.data());
+        const index_t j = images.imaged[m];
+        if (length != lists.count(j)) {
+          mine.rows.push_back(j);
+          mine.first.push_back(mine.entries.size());
+          mine.entries.insert(mine.entries.end(), row.begin(), row.begin() + length);
+          continue;
+        }
+        std::size_t slot = lists.offsets[j];
+        for (std::size_t e = 0; e < length; ++e, ++slot) {
+          lists.indices[slot] = row[e].id;
+          if (request.with_distances) lists.distances[slot] = row[e].distance;
         }
       }
-      kept[i] = count;
     }
-    lists.offsets.assign(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      lists.offsets[i + 1] = lists.offsets[i] + kept[i] + mirrored[i];
+    // The reals' rows come first: the ghosts' rows are dropped.
+    lists.offsets.resize(n + 1);
     lists.indices.resize(lists.offsets[n]);
-    lists.distances.resize(request.with_distances ? lists.offsets[n] : 0);
-    // Pass 2: fill; mirrored[j] becomes the cursor of row j's mirrored part.
-    std::fill(mirrored.begin(), mirrored.end(), index_t{0});
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(threads))
-    for (std::int64_t i = 0; i < rows; ++i) {
-      std::size_t slot = lists.offsets[i];
-      for (std::size_t k = inner.offsets[i]; k < inner.offsets[i + 1]; ++k) {
-        const index_t id = inner.indices[k];
-        const index_t j = images.original(id);
-        if (images.is_ghost(id) && !(static_cast<index_t>(i) < j)) continue;
-        lists.indices[slot] = j;
-        if (request.with_distances) lists.distances[slot] = inner.distances[k];
-        ++slot;
-        if (!images.is_ghost(id)) continue;
-        const std::size_t mirror =
-            lists.offsets[j] + kept[j] +
-            std::atomic_ref<index_t>(mirrored[j]).fetch_add(1, std::memory_order_relaxed);
-        lists.indices[mirror] = static_cast<index_t>(i);
-        if (request.with_distances) lists.distances[mirror] = inner.distances[k];
-      }
+    if (request.with_distances) lists.distances.resize(lists.offsets[n]);
+    if (std::any_of(changed.begin(), changed.end(),
+                    [](const StagedRows& s) { return !s.rows.empty(); })) {
+      move_rows(changed, request.with_distances, threads, lists);
     }
   }
 
@@ -160,6 +158,101 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
  private:
+  struct RuleEntry {
+    index_t id;
+    double distance;
+  };
+
+  /// Room stage_rule_row() may use for imaged point m's row: its inner row and its ghosts'.
+  std::size_t rule_row_bound(const NeighborLists& inner, std::size_t m) const {
+    const PeriodicImages<Dim>& images = images_;
+    std::size_t bound = inner.count(images.imaged[m]);
+    for (index_t g = images.first_ghost[m]; g < images.first_ghost[m + 1]; ++g) {
+      bound += inner.count(images.reals + g);
+    }
+    return bound;
+  }
+
+  /// Writes imaged point m's row under the rule to `out` and returns its length: real
+  /// neighbors, ghosts of larger indices as those indices, then the smaller indices found in the
+  /// rows of m's own ghosts, with the inner entries' distances. Branch-free: every entry is
+  /// written, the cursor advances past the kept ones.
+  std::size_t stage_rule_row(const NeighborLists& inner, std::size_t m, bool with_distances,
+                             RuleEntry* out) const {
+    const PeriodicImages<Dim>& images = images_;
+    const auto n = static_cast<index_t>(images.reals);
+    const index_t* origin = images.origin.data();
+    const index_t j = images.imaged[m];
+    std::size_t count = 0;
+    for (std::size_t k = inner.offsets[j]; k < inner.offsets[j + 1]; ++k) {
+      const index_t id = inner.indices[k];
+      const bool ghost = id >= n;
+      const index_t original = ghost ? origin[ghost ? id - n : 0] : id;
+      out[count] = {original, with_distances ? inner.distances[k] : 0.0};
+      count += !ghost || j < original;
+    }
+    for (index_t g = images.first_ghost[m]; g < images.first_ghost[m + 1]; ++g) {
+      const std::size_t row = std::size_t{n} + g;
+      for (std::size_t k = inner.offsets[row]; k < inner.offsets[row + 1]; ++k) {
+        out[count] = {inner.indices[k], with_distances ? inner.distances[k] : 0.0};
+        count += inner.indices[k] < j;
+      }
+    }
+    return count;
+  }
+
+  /// Rewritten rows whose length differs from the inner engine's, in one thread's order.
+  struct StagedRows {
+    std::vector<index_t> rows;
+    std::vector<std::size_t> first;  ///< per row: where its entries begin
+    std::vector<RuleEntry> entries;
+  };
+
+  /// Moves the rows of `lists` to make room for the rows set aside in `changed` (their new
+  /// lengths), and writes those.
+  static void move_rows(const std::vector<StagedRows>& changed, bool with_distances, int threads,
+                        NeighborLists& lists) {
+    const std::size_t n = lists.size();
+    std::vector<std::size_t> length(n);
+    for (std::size_t i = 0; i < n; ++i) length[i] = lists.count(i);
+    for (const StagedRows& s : changed) {
+      for (std::size_t r = 0; r < s.rows.size(); ++r) {
+        const std::size_t end = r + 1 < s.rows.size() ? s.first[r + 1] : s.entries.size();
+        length[s.rows[r]] = end - s.first[r];
+      }
+    }
+    NeighborLists moved;
+    moved.offsets.resize(n + 1);
+    moved.offsets[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) moved.offsets[i + 1] = moved.offsets[i] + length[i];
+    sized_for_overwrite(moved.indices, moved.offsets[n]);
+    sized_for_overwrite(moved.distances, with_distances ? moved.offsets[n] : 0);
+    const auto rows = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      if (moved.count(i) != lists.count(i)) continue;  // a row set aside, written below
+      std::copy_n(lists.indices.begin() + lists.offsets[i], lists.count(i),
+                  moved.indices.begin() + moved.offsets[i]);
+      if (with_distances) {
+        std::copy_n(lists.distances.begin() + lists.offsets[i], lists.count(i),
+                    moved.distances.begin() + moved.offsets[i]);
+      }
+    }
+    for (const StagedRows& s : changed) {
+      for (std::size_t r = 0; r < s.rows.size(); ++r) {
+        std::size_t slot = moved.offsets[s.rows[r]];
+        const std::size_t end = r + 1 < s.rows.size() ? s.first[r + 1] : s.entries.size();
+        for (std::size_t e = s.first[r]; e < end; ++e, ++slot) {
+          moved.indices[slot] = s.entries[e].id;
+          if (with_distances) moved.distances[slot] = s.entries[e].distance;
+        }
+      }
+    }
+    lists.offsets = std::move(moved.offsets);
+    lists.indices = std::move(moved.indices);
+    lists.distances = std::move(moved.distances);
+  }
+
   static Context<Dim, double> inner_context(const PeriodicImages<Dim>& images,
                                             const Context<Dim, T>& outer) {
     // The lattice spans the box (the images of points near a periodic face lie an edge away):

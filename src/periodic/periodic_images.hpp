@@ -5,7 +5,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "spatialhash/box.hpp"
 #include "spatialhash/points.hpp"
@@ -19,14 +18,23 @@ namespace spatialhash::detail {
 /// on periodic axes (0 on open ones, not all 0), that lie within `margin` of the box on every
 /// axis, margin >= the radius plus rounding: every image within the radius of a wrapped point
 /// (the only images the rule can pair) is therefore present.
+///
+/// Invariants: ghosts are numbered in the order of their real points (origin ascending), so the
+/// ghosts of imaged[m] are ids reals + first_ghost[m] .. reals + first_ghost[m + 1]. A ghost lies
+/// on or beyond a periodic face, so only a real point within the radius of a face can be within
+/// the radius of a ghost, and such a point is within the margin of that face: it has a ghost of
+/// its own and is in `imaged`. The rows of every other real point hold real points only.
 template <int Dim>
 struct PeriodicImages {
-  std::vector<double> coords;  ///< Dim values per id: reals first, then ghosts
+  ResultVector<double> coords;  ///< Dim values per id: reals first, then ghosts
   std::size_t reals = 0;
-  std::vector<index_t> origin;                    ///< per ghost: the real point it images
-  std::vector<std::array<std::int8_t, 3>> shift;  ///< per ghost: its offset in box edges
+  ResultVector<index_t> origin;                    ///< per ghost: the real point it images
+  ResultVector<std::array<std::int8_t, 3>> shift;  ///< per ghost: its offset in box edges
+  ResultVector<index_t> imaged;                    ///< the real points that have ghosts, ascending
+  ResultVector<index_t> first_ghost;  ///< per imaged point and one more: its first ghost - reals
 
   std::size_t size() const { return coords.size() / Dim; }
+  std::size_t ghosts() const { return origin.size(); }
   bool is_ghost(index_t id) const { return id >= reals; }
   /// The caller's index of any id (itself for a real point).
   index_t original(index_t id) const { return is_ghost(id) ? origin[id - reals] : id; }
