@@ -66,6 +66,18 @@ std::vector<periodic_oracle::PairImage> pairs_by_callback(const spatialhash::Ind
   return got;
 }
 
+/// The oracle's pairs as sorted full lists of n points (each pair in both rows).
+inline std::vector<std::vector<std::size_t>> lists_of_pairs(
+    const std::vector<periodic_oracle::PairImage>& pairs, std::size_t n) {
+  std::vector<std::vector<std::size_t>> lists(n);
+  for (const auto& p : pairs) {
+    lists[p.first].push_back(p.second);
+    lists[p.second].push_back(p.first);
+  }
+  for (auto& row : lists) std::sort(row.begin(), row.end());
+  return lists;
+}
+
 /// Ball centers: some points (as given, possibly outside the box), the box corners and points
 /// just inside and outside them, and random positions from one edge below to one edge above.
 template <int Dim>
@@ -154,12 +166,7 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
   for (const auto& p : want) distance[{p.first, p.second}] = std::sqrt(p.distance_squared);
   // Full lists (symmetric, as the oracle's) and counts.
   {
-    std::vector<std::vector<std::size_t>> want_lists(n);
-    for (const auto& p : want) {
-      want_lists[p.first].push_back(p.second);
-      want_lists[p.second].push_back(p.first);
-    }
-    for (auto& row : want_lists) std::sort(row.begin(), row.end());
+    const auto want_lists = lists_of_pairs(want, n);
     const auto lists = index.neighbor_lists({.sorted = true, .with_distances = true});
     const auto unsorted = index.neighbor_lists();
     const auto low = index.neighbor_lists({.sorted = true, .low_memory = true});
@@ -218,10 +225,21 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
     }
     ASSERT_EQ(got_rows, got) << "half rows";
   }
-  // A smaller query radius on the same index.
+  // A smaller query radius on the same index: pairs, and the counts and sorted lists they make.
   {
-    const auto got = pairs_by_callback(index, 0.55 * r);
-    ASSERT_EQ(got, periodic_oracle::pairs<Dim>(wrapped, box, 0.55 * r));
+    const double small = 0.55 * r;
+    const auto want_small = periodic_oracle::pairs<Dim>(wrapped, box, small);
+    ASSERT_EQ(pairs_by_callback(index, small), want_small);
+    const auto want_lists = lists_of_pairs(want_small, n);
+    const auto lists = index.neighbor_lists({.radius = small, .sorted = true});
+    const auto counts = index.neighbor_counts(small);
+    ASSERT_EQ(lists.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
+                                         lists.indices.begin() + lists.offsets[i + 1]);
+      ASSERT_EQ(row, want_lists[i]) << "list of point " << i << " at r=" << small;
+      ASSERT_EQ(counts[i], want_lists[i].size()) << "count of point " << i << " at r=" << small;
+    }
   }
   // Ball queries and the cross query over the same positions.
   const auto probes = periodic_probes(c, n + 5);

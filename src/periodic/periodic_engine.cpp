@@ -84,6 +84,59 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     inner_sink.flush();
   }
 
+  /// Half lists by the rewrite of the inner engine's (neighbor_lists).
+  bool searches_half_lists() const override { return true; }
+
+  /// The inner engine's pairs cut to the rule (as pairs() forwards them), in parallel chunks:
+  /// each chunk counts what it keeps, then writes it at its offset; the pairs keep their order.
+  PairList pair_list(double radius, bool with_distances) const override {
+    const PairList inner = inner_->pair_list(radius, with_distances);
+    const auto reals = static_cast<index_t>(images_.reals);
+    const index_t* origin = images_.origin.data();
+    // (real a, ghost b) is kept as (a, origin(b)) when a < origin(b); (real, real) as it is.
+    const auto kept = [&](const Pair& p) {
+      return p.second < reals || p.first < origin[p.second - reals];
+    };
+    const auto mapped = [&](const Pair& p) {
+      return p.second < reals ? p : Pair{p.first, origin[p.second - reals]};
+    };
+    constexpr std::size_t kChunk = std::size_t{1} << 16;
+    const std::size_t chunks = (inner.pairs.size() + kChunk - 1) / kChunk;
+    const auto chunk_count = static_cast<std::int64_t>(chunks);
+    const int threads = usable_threads(this->context_.threads);
+    std::vector<std::size_t> first(chunks + 1, 0);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t c = 0; c < chunk_count; ++c) {
+      const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+      const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
+      first[c + 1] = static_cast<std::size_t>(
+          std::count_if(inner.pairs.begin() + begin, inner.pairs.begin() + end, kept));
+    }
+    for (std::size_t c = 0; c < chunks; ++c) first[c + 1] += first[c];
+    PairList list;
+    sized_for_overwrite(list.pairs, first[chunks]);
+    sized_for_overwrite(list.distances, with_distances ? first[chunks] : 0);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t c = 0; c < chunk_count; ++c) {
+      const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+      const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
+      std::size_t at = first[c];
+      for (std::size_t k = begin; k < end; ++k) {
+        if (!kept(inner.pairs[k])) continue;
+        list.pairs[at] = mapped(inner.pairs[k]);
+        if (with_distances) list.distances[at] = inner.distances[k];
+        ++at;
+      }
+    }
+    return list;
+  }
+
+  void pair_output(double radius, PairOutput& out) const override {
+    const PairList list = pair_list(radius, false);
+    out.allocate(list.pairs.size());
+    out.write(0, list.pairs);
+  }
+
   /// The inner engine's lists, written straight into `lists` (a refill keeps its storage), cut
   /// to the rule: the rows of the reals (the first rows) are kept and the ghosts' rows dropped.
   /// Only the rows of imaged points hold ghosts (periodic_images.hpp), so only they are
@@ -92,19 +145,29 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// from the rows of j's own ghosts (the inner lists are symmetric: a distance is the same
   /// double from either side), so row j needs no other row's writes. Rewritten rows list their
   /// real neighbors first, then ghosts of larger indices, then smaller ones.
+  ///
+  /// Half lists by the same rewrite of the inner engine's half lists, which hold each inner pair
+  /// once, in one of its two rows: a kept (real a, ghost of j) pair, a < j, lands in row a when
+  /// the inner row of a held it and in row j when the ghost's row did; so each pair of the rule
+  /// is in exactly one of its two rows.
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
     // Rows are sorted after this (sorts_rows() is false): the inner engine's order is not kept.
     ListRequest inner_request = request;
     inner_request.sorted = false;
-    inner_->neighbor_lists(inner_request, lists);
+    if (request.half && !inner_->searches_half_lists()) {
+      inner_->half_lists_from_pairs(inner_request, lists);
+    } else {
+      inner_->neighbor_lists(inner_request, lists);
+    }
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
     const auto imaged = static_cast<std::int64_t>(images.imaged.size());
     const int threads = usable_threads(this->context_.threads);
     // Each imaged row staged, then written over its own slots while they are in cache (row j
-    // reads only itself and ghost rows, which nothing writes). A row whose length changes, where
-    // a pair at exactly the radius rounds differently from its two sides, is set aside: the rows
-    // then move (move_rows).
+    // reads only itself and ghost rows, which nothing writes). A row whose length changes is set
+    // aside, and the rows then move (move_rows): in full lists only where a pair at exactly the
+    // radius rounds differently from its two sides, in half lists wherever a ghost's row held a
+    // pair.
     std::vector<StagedRows> changed(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
     {
@@ -112,10 +175,9 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
       std::vector<RuleEntry> row;
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t m = 0; m < imaged; ++m) {
-        const std::size_t bound = rule_row_bound(lists, static_cast<std::size_t>(m));
-        if (row.size() < bound) row.resize(2 * bound);
         const std::size_t length =
-            stage_rule_row(lists, static_cast<std::size_t>(m), request.with_distances, row.data());
+            stage_rule_row(lists, rule_rows_in_lists(static_cast<std::size_t>(m)),
+                           static_cast<std::size_t>(m), request.with_distances, row);
         const index_t j = images.imaged[m];
         if (length != lists.count(j)) {
           mine.rows.push_back(j);
@@ -137,6 +199,47 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     if (std::any_of(changed.begin(), changed.end(),
                     [](const StagedRows& s) { return !s.rows.empty(); })) {
       move_rows(changed, request.with_distances, threads, lists);
+    }
+  }
+
+  /// Counts: the inner engine's for the points away from the faces (their rows hold reals
+  /// only); for imaged points, the lengths of the rule's rows, rebuilt from one cross query of
+  /// the inner engine at each imaged point and at each of its ghosts. Each query finds the id it
+  /// stands at: in the point's own row that is the point itself, not a neighbor (one less); in a
+  /// ghost's row a ghost, which the rule's test drops.
+  void neighbor_counts(double radius, std::span<index_t> counts) const override {
+    const PeriodicImages<Dim>& images = images_;
+    const std::size_t n = images.reals;
+    const int threads = usable_threads(this->context_.threads);
+    std::vector<index_t> inner_counts(images.size());
+    inner_->neighbor_counts(radius, inner_counts);
+    std::copy_n(inner_counts.begin(), n, counts.begin());
+    // Per imaged point m, its position then its ghosts': query m + first_ghost[m] onwards.
+    const auto imaged = static_cast<std::int64_t>(images.imaged.size());
+    const std::size_t queries = images.imaged.size() + images.ghosts();
+    ResultVector<double> positions;
+    sized_for_overwrite(positions, queries * Dim);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t m = 0; m < imaged; ++m) {
+      const RuleRows rows = rule_rows_in_queries(static_cast<std::size_t>(m));
+      const std::size_t j = images.imaged[m];
+      std::copy_n(images.coords.begin() + j * Dim, Dim, positions.begin() + rows.own * Dim);
+      const std::size_t first_ghost_id = images.reals + images.first_ghost[m];
+      std::copy_n(images.coords.begin() + first_ghost_id * Dim, rows.ghosts * Dim,
+                  positions.begin() + rows.first_ghost * Dim);
+    }
+    NeighborLists found;
+    inner_->cross_lists(Queries(positions.data(), queries), ListRequest{.radius = radius}, found);
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<RuleEntry> row;
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t m = 0; m < imaged; ++m) {
+        const std::size_t length =
+            stage_rule_row(found, rule_rows_in_queries(static_cast<std::size_t>(m)),
+                           static_cast<std::size_t>(m), false, row);
+        counts[images.imaged[m]] = static_cast<index_t>(length - 1);
+      }
     }
   }
 
@@ -163,40 +266,56 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     double distance;
   };
 
-  /// Room stage_rule_row() may use for imaged point m's row: its inner row and its ghosts'.
-  std::size_t rule_row_bound(const NeighborLists& inner, std::size_t m) const {
+  /// Where the inner rows that imaged point m's row is made of lie in some lists: the point's
+  /// own row, then one row per ghost of the point, consecutive.
+  struct RuleRows {
+    std::size_t own;
+    std::size_t first_ghost;
+    std::size_t ghosts;
+  };
+
+  /// The rows of imaged point m in the inner engine's lists of every id (reals, then ghosts).
+  RuleRows rule_rows_in_lists(std::size_t m) const {
     const PeriodicImages<Dim>& images = images_;
-    std::size_t bound = inner.count(images.imaged[m]);
-    for (index_t g = images.first_ghost[m]; g < images.first_ghost[m + 1]; ++g) {
-      bound += inner.count(images.reals + g);
-    }
-    return bound;
+    return {images.imaged[m], images.reals + images.first_ghost[m],
+            std::size_t{images.first_ghost[m + 1]} - images.first_ghost[m]};
   }
 
-  /// Writes imaged point m's row under the rule to `out` and returns its length: real
-  /// neighbors, ghosts of larger indices as those indices, then the smaller indices found in the
-  /// rows of m's own ghosts, with the inner entries' distances. Branch-free: every entry is
-  /// written, the cursor advances past the kept ones.
-  std::size_t stage_rule_row(const NeighborLists& inner, std::size_t m, bool with_distances,
-                             RuleEntry* out) const {
+  /// The rows of imaged point m in the lists of a cross query at every imaged point and its
+  /// ghosts, in that order (neighbor_counts).
+  RuleRows rule_rows_in_queries(std::size_t m) const {
+    const PeriodicImages<Dim>& images = images_;
+    const std::size_t own = m + images.first_ghost[m];
+    return {own, own + 1, std::size_t{images.first_ghost[m + 1]} - images.first_ghost[m]};
+  }
+
+  /// Writes imaged point m's row under the rule, made of the inner `rows`, to the start of `out`
+  /// (grown as needed, never shrunk) and returns its length: real neighbors, ghosts of larger
+  /// indices as those indices, then the smaller indices found in the rows of m's own ghosts,
+  /// with the inner entries' distances. Branch-free: every entry of the inner rows is written,
+  /// the cursor advances past the kept ones.
+  std::size_t stage_rule_row(const NeighborLists& inner, const RuleRows& rows, std::size_t m,
+                             bool with_distances, std::vector<RuleEntry>& staged) const {
+    const std::size_t last_row = rows.first_ghost + rows.ghosts;
+    const std::size_t bound =
+        inner.count(rows.own) + inner.offsets[last_row] - inner.offsets[rows.first_ghost];
+    if (staged.size() < bound) staged.resize(2 * bound);
+    RuleEntry* out = staged.data();
     const PeriodicImages<Dim>& images = images_;
     const auto n = static_cast<index_t>(images.reals);
     const index_t* origin = images.origin.data();
     const index_t j = images.imaged[m];
     std::size_t count = 0;
-    for (std::size_t k = inner.offsets[j]; k < inner.offsets[j + 1]; ++k) {
+    for (std::size_t k = inner.offsets[rows.own]; k < inner.offsets[rows.own + 1]; ++k) {
       const index_t id = inner.indices[k];
       const bool ghost = id >= n;
       const index_t original = ghost ? origin[ghost ? id - n : 0] : id;
       out[count] = {original, with_distances ? inner.distances[k] : 0.0};
       count += !ghost || j < original;
     }
-    for (index_t g = images.first_ghost[m]; g < images.first_ghost[m + 1]; ++g) {
-      const std::size_t row = std::size_t{n} + g;
-      for (std::size_t k = inner.offsets[row]; k < inner.offsets[row + 1]; ++k) {
-        out[count] = {inner.indices[k], with_distances ? inner.distances[k] : 0.0};
-        count += inner.indices[k] < j;
-      }
+    for (std::size_t k = inner.offsets[rows.first_ghost]; k < inner.offsets[last_row]; ++k) {
+      out[count] = {inner.indices[k], with_distances ? inner.distances[k] : 0.0};
+      count += inner.indices[k] < j;
     }
     return count;
   }
