@@ -1,6 +1,7 @@
 // What periodic boundaries cost: the same uniform points indexed with and without a periodic box
-// (same engine, same radius), timed for build, pairs (callback and list), counts, and full and
-// half neighbor lists (each result freed inside its timing), with the ratio.
+// (same engine, same radius), timed for build, pairs (callback and list), counts, full and half
+// neighbor lists, and cross queries at as many random positions (each result freed inside its
+// timing), with the ratio.
 // The periodic index finds more pairs (those across the faces); the figures are per pair too.
 //
 //   spatialhash_bench_periodic [n] [neighbors per point] [threads]   (defaults 1000000 30 0)
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <numbers>
 #include <optional>
 #include <random>
@@ -34,9 +36,9 @@ double median_ms(int repeats, F&& f) {
 }
 
 /// The operations timed, in the table's order.
-constexpr const char* kOperations[] = {"build",  "pairs cb", "pair list",
-                                       "counts", "lists",    "half lists"};
-constexpr int kOperationCount = 6;
+constexpr const char* kOperations[] = {"build", "pairs cb",   "pair list", "counts",
+                                       "lists", "half lists", "cross"};
+constexpr int kOperationCount = std::size(kOperations);
 
 struct Figures {
   double ms[kOperationCount];
@@ -63,6 +65,13 @@ Figures measure(const std::vector<float>& xyz, double r,
   f.ms[3] = median_ms(5, [&] { (void)index.neighbor_counts(); });
   f.ms[4] = median_ms(5, [&] { (void)index.neighbor_lists(); });
   f.ms[5] = median_ms(5, [&] { (void)index.neighbor_lists({.half = true}); });
+  // As many cross queries as points, uniform over the box (and one edge around it).
+  std::mt19937_64 g(2);
+  std::uniform_real_distribution<double> u(-r, 1.0 + r);
+  std::vector<double> queries(xyz.size());
+  for (double& q : queries) q = u(g);
+  const spatialhash::PointsView<3, double> positions(queries.data(), queries.size() / 3);
+  f.ms[6] = median_ms(5, [&] { (void)index.cross(positions); });
   return f;
 }
 

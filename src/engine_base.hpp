@@ -184,9 +184,8 @@ class EngineBase {
   /// indexed points within `radius` of queries[q], and their distances go to the same entries of
   /// `distances`; entries outside every row are left alone. The default measures each row with
   /// the best distance kernel (distance_kernels.hpp: the same doubles as distance_squared,
-  /// exact.hpp, the distance every engine's ball query reports, and its square root). An engine
-  /// whose distances are not those of its points (the periodic index measures across the box)
-  /// uses ball_cross_distances().
+  /// exact.hpp, the distance every engine's ball query reports, and its square root). The
+  /// periodic index, whose distances are not those of its points, measures across the box.
   virtual void cross_distances(Queries queries, double radius, RowRange row_range, index_t* indices,
                                double* distances) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
@@ -196,11 +195,6 @@ class EngineBase {
   virtual PairList pair_list(double radius, bool with_distances) const;
 
  protected:
-  /// cross_distances() from ball queries: each row rewritten, in the order ball() reports, with
-  /// the distances ball() carries (the same neighbors, so the row's room fits them exactly).
-  void ball_cross_distances(Queries queries, double radius, RowRange row_range, index_t* indices,
-                            double* distances) const;
-
   Context<Dim, T> context_;
 };
 

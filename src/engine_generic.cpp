@@ -1,7 +1,6 @@
 // Generic results built on an engine's pairs-once primitive (count, prefix sums, fill: the
 // counting-sort pattern of the seeds), and the engine factory.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -110,37 +109,6 @@ void EngineBase<Dim, T>::cross_distances(Queries queries, double /*radius*/, Row
     row_distances(context_.points, position_at(queries, static_cast<std::size_t>(q)),
                   indices + first, static_cast<std::uint32_t>(last - first), distances + first);
   }
-}
-
-template <int Dim, class T>
-void EngineBase<Dim, T>::ball_cross_distances(Queries queries, double radius, RowRange row_range,
-                                              index_t* indices, double* distances) const {
-  const auto m = static_cast<std::int64_t>(queries.size());
-  std::atomic<bool> same = true;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(usable_threads(context_.threads))
-  for (std::int64_t q = 0; q < m; ++q) {
-    // Named variables, not a structured binding: lambdas capture those only from C++20 on, which
-    // Clang 14 (Debian 12's) does not implement.
-    const std::pair<std::size_t, std::size_t> row = row_range(static_cast<std::size_t>(q));
-    std::size_t cursor = row.first;
-    const std::size_t last = row.second;
-    auto visit = [&](std::span<const Hit> batch) {
-      for (const Hit& h : batch) {
-        if (cursor == last) {
-          same = false;
-          return;
-        }
-        indices[cursor] = h.index;
-        distances[cursor] = std::sqrt(h.distance_squared);
-        ++cursor;
-      }
-    };
-    HitSink sink(visit);
-    ball(position_at(queries, static_cast<std::size_t>(q)), radius, sink);
-    sink.flush();
-    if (cursor != last) same = false;
-  }
-  if (!same) throw std::logic_error("spatialhash: ball and cross queries disagree");
 }
 
 template <int Dim, class T>

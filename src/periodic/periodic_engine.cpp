@@ -15,12 +15,14 @@
 #include "periodic_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../exact.hpp"
 #include "../growable_buffer.hpp"
 #include "../threads.hpp"
 #include "periodic_images.hpp"
@@ -254,13 +256,62 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     inner_sink.flush();
   }
 
-  /// Distances across the box, to the nearest image: each row from ball(), which measures them.
-  void cross_distances(Queries queries, double radius, RowRange row_range, index_t* indices,
+  /// Cross queries: the inner engine's at the wrapped positions, ghosts mapped to their points.
+  /// With r < L / 2 at most one image of a point lies within r of a wrapped position, so no
+  /// point is listed twice. Rows are sorted after this, when asked (sorts_rows() is false).
+  void cross_lists(Queries queries, const ListRequest& request, NeighborLists& out) const override {
+    const PeriodicImages<Dim>& images = images_;
+    const ResultVector<double> wrapped = wrapped_positions(queries);
+    ListRequest inner_request = request;
+    inner_request.sorted = false;
+    inner_->cross_lists(Queries(wrapped.data(), queries.size()), inner_request, out);
+    const auto entries = static_cast<std::int64_t>(out.indices.size());
+#pragma omp parallel for schedule(static) num_threads(usable_threads(this->context_.threads))
+    for (std::int64_t e = 0; e < entries; ++e) out.indices[e] = images.original(out.indices[e]);
+  }
+
+  /// Distances across the box, to the nearest image: from the wrapped position to the entry's
+  /// point and to each of its ghosts, as the inner search measured them, the nearest kept (the
+  /// image within the radius, which the search found).
+  void cross_distances(Queries queries, double /*radius*/, RowRange row_range, index_t* indices,
                        double* distances) const override {
-    this->ball_cross_distances(queries, radius, row_range, indices, distances);
+    const PeriodicImages<Dim>& images = images_;
+    const PointsView<Dim, double> stored(images.coords.data(), images.size());
+    const auto m = static_cast<std::int64_t>(queries.size());
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(this->context_.threads))
+    for (std::int64_t q = 0; q < m; ++q) {
+      const std::array<double, Dim> w =
+          wrap_into(box_, position_at(queries, static_cast<std::size_t>(q)));
+      const std::pair<std::size_t, std::size_t> row = row_range(static_cast<std::size_t>(q));
+      for (std::size_t e = row.first; e < row.second; ++e) {
+        double nearest = distance_squared(stored, indices[e], w);
+        const auto at = std::lower_bound(images.imaged.begin(), images.imaged.end(), indices[e]);
+        if (at != images.imaged.end() && *at == indices[e]) {
+          const auto slot = static_cast<std::size_t>(at - images.imaged.begin());
+          for (index_t g = images.first_ghost[slot]; g < images.first_ghost[slot + 1]; ++g) {
+            nearest = std::min(nearest, distance_squared(stored, images.reals + g, w));
+          }
+        }
+        distances[e] = std::sqrt(nearest);
+      }
+    }
   }
 
  private:
+  /// The queries wrapped into the box (wrap_into), packed.
+  ResultVector<double> wrapped_positions(Queries queries) const {
+    ResultVector<double> wrapped;
+    sized_for_overwrite(wrapped, queries.size() * Dim);
+    const auto m = static_cast<std::int64_t>(queries.size());
+#pragma omp parallel for schedule(static) num_threads(usable_threads(this->context_.threads))
+    for (std::int64_t q = 0; q < m; ++q) {
+      const std::array<double, Dim> w =
+          wrap_into(box_, position_at(queries, static_cast<std::size_t>(q)));
+      std::copy(w.begin(), w.end(), wrapped.begin() + q * Dim);
+    }
+    return wrapped;
+  }
+
   struct RuleEntry {
     index_t id;
     double distance;
