@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <barrier>
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -106,8 +107,18 @@ std::vector<std::string> mismatches(const spatialhash::Index<3, float>& index, c
 
 class ConcurrentQueries : public ::testing::TestWithParam<spatialhash::Options> {};
 
+// Points of the shared index. Sanitized builds take fewer at the same density (the brute-force
+// oracle, O(n^2), ran once per engine case: 29 s of the sanitized tests' CPU time on CI's two
+// cores); still 20 or more work blocks for the index's two threads.
+#ifdef SPATIALHASH_TESTS_SANITIZED
+constexpr std::size_t kSharedIndexPoints = 6000;
+#else
+constexpr std::size_t kSharedIndexPoints = 20000;
+#endif
+
 TEST_P(ConcurrentQueries, FourThreadsShareOneIndex) {
-  const datasets::Dataset d = datasets::uniform<3>(20000, 28.0, 1.2, 11);
+  const double side = 28.0 * std::cbrt(kSharedIndexPoints / 20000.0);
+  const datasets::Dataset d = datasets::uniform<3>(kSharedIndexPoints, side, 1.2, 11);
   const std::vector<float> coords(d.xyz.begin(), d.xyz.end());
   const datasets::Dataset widened{d.name, oracle::widen(coords), d.radius};
   const Expected e = expected_results(widened);
