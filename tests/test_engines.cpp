@@ -89,11 +89,12 @@ TEST_P(EngineTest, EmptyAndSinglePoint) {
   for_all([]<int D>() { return datasets::Dataset{"empty", {}, 1.0}; });
   for_all([]<int D>() { return datasets::uniform<D>(1, 10.0, 1.0, 14); });
 }
-// Points of ManyBlocksOnAllThreads. Sanitized builds take a third: still several work blocks per
-// thread, at a ninth of the brute-force oracle's cost (9000 points took 316 s of the sanitized
-// tests' 1092 s on 2 cores, brute_force alone 103 s, and the CI run had reached 24 minutes).
+// Points of ManyBlocksOnAllThreads. Sanitized builds take a sixth: still several work blocks per
+// thread (blocks of 256 points at the least), at a thirty-sixth of the brute-force oracle's cost
+// (9000 points took 316 s of the sanitized tests' 1092 s on 2 cores, brute_force alone 103 s, and
+// the CI run had reached 24 minutes; at 3000 a CI run on a slow host took 25 minutes again).
 #ifdef SPATIALHASH_TESTS_SANITIZED
-constexpr std::size_t kManyBlocksPoints = 3000;
+constexpr std::size_t kManyBlocksPoints = 1500;
 #else
 constexpr std::size_t kManyBlocksPoints = 9000;
 #endif
