@@ -376,6 +376,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     std::vector<index_t> rows;
     std::vector<std::size_t> first;  ///< per row: where its entries begin
     std::vector<RuleEntry> entries;
+    /// Where row r's entries end.
+    std::size_t end(std::size_t r) const {
+      return r + 1 < rows.size() ? first[r + 1] : entries.size();
+    }
   };
 
   /// Moves the rows of `lists` to make room for the rows set aside in `changed` (their new
@@ -387,8 +391,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     for (std::size_t i = 0; i < n; ++i) length[i] = lists.count(i);
     for (const StagedRows& s : changed) {
       for (std::size_t r = 0; r < s.rows.size(); ++r) {
-        const std::size_t end = r + 1 < s.rows.size() ? s.first[r + 1] : s.entries.size();
-        length[s.rows[r]] = end - s.first[r];
+        length[s.rows[r]] = s.end(r) - s.first[r];
       }
     }
     NeighborLists moved;
@@ -411,8 +414,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     for (const StagedRows& s : changed) {
       for (std::size_t r = 0; r < s.rows.size(); ++r) {
         std::size_t slot = moved.offsets[s.rows[r]];
-        const std::size_t end = r + 1 < s.rows.size() ? s.first[r + 1] : s.entries.size();
-        for (std::size_t e = s.first[r]; e < end; ++e, ++slot) {
+        for (std::size_t e = s.first[r]; e < s.end(r); ++e, ++slot) {
           moved.indices[slot] = s.entries[e].id;
           if (with_distances) moved.distances[slot] = s.entries[e].distance;
         }
