@@ -15,6 +15,7 @@
 #include "datasets.hpp"
 #include "engine_cases.hpp"
 #include "expect_row_layout.hpp"
+#include "sanitized_build.hpp"
 
 namespace {
 
@@ -68,7 +69,9 @@ TEST_P(EngineTest, Duplicates) {
   for_all([]<int D>() { return datasets::duplicates<D>(400, 1.0, 7); });
 }
 TEST_P(EngineTest, AllPointsInOneCell) {
-  for_all([]<int D>() { return datasets::one_cell<D>(300, 1.0, 8); });
+  // Rows longer than the longest sorting network (256 with AVX-512, 64 with AVX2); 150 points
+  // under the sanitizers, whose build has no AVX-512 (this test, quadratic, took 20 s there).
+  for_all([]<int D>() { return datasets::one_cell<D>(kSanitizedBuild ? 150 : 300, 1.0, 8); });
 }
 TEST_P(EngineTest, Collinear) {
   for_all([]<int D>() { return datasets::collinear<D>(800, 0.3, 9); });
@@ -93,24 +96,27 @@ TEST_P(EngineTest, EmptyAndSinglePoint) {
 // thread (blocks of 256 points at the least), at a thirty-sixth of the brute-force oracle's cost
 // (9000 points took 316 s of the sanitized tests' 1092 s on 2 cores, brute_force alone 103 s, and
 // the CI run had reached 24 minutes; at 3000 a CI run on a slow host took 25 minutes again).
-#ifdef SPATIALHASH_TESTS_SANITIZED
-constexpr std::size_t kManyBlocksPoints = 1500;
-#else
-constexpr std::size_t kManyBlocksPoints = 9000;
-#endif
+constexpr std::size_t kManyBlocksPoints = kSanitizedBuild ? 1500 : 9000;
 
 TEST_P(EngineTest, ManyBlocksOnAllThreads) {
   // Large enough for several parallel work blocks and threaded builds (default: all cores); the
-  // uniform box keeps its density whatever the count.
-  for_all([]<int D>() {
-    const double side = (D == 2 ? 40.0 : 20.0) * std::pow(kManyBlocksPoints / 9000.0, 1.0 / D);
-    return datasets::uniform<D>(kManyBlocksPoints, side, 1.0, 15);
+  // uniform box keeps its density whatever the count. brute_force, quadratic in every query form,
+  // takes at most 3000 (still 11 blocks): at 9000 its case took 19.6 s, a quarter of the release
+  // build's test_engines.
+  const std::size_t n = GetParam().engine == Engine::brute_force
+                            ? std::min<std::size_t>(kManyBlocksPoints, 3000)
+                            : kManyBlocksPoints;
+  for_all([n]<int D>() {
+    const double side = (D == 2 ? 40.0 : 20.0) * std::pow(n / 9000.0, 1.0 / D);
+    return datasets::uniform<D>(n, side, 1.0, 15);
   });
-  for_all([]<int D>() { return datasets::clustered<D>(kManyBlocksPoints, 0.3, 16); });
+  for_all([n]<int D>() { return datasets::clustered<D>(n, 0.3, 16); });
 }
 TEST_P(EngineTest, RandomizedSeedsAndRadii) {
-  // Property test: many seeds, radii from tiny to larger than the box.
-  for (std::uint64_t seed = 100; seed < 112; ++seed) {
+  // Property test: many seeds, radii from tiny to larger than the box (half of them under the
+  // sanitizers: 32 s of their run's CPU time in all).
+  const std::uint64_t seeds = kSanitizedBuild ? 6 : 12;
+  for (std::uint64_t seed = 100; seed < 100 + seeds; ++seed) {
     std::mt19937_64 g(seed);
     const double radius = std::exp(std::uniform_real_distribution<double>(-4.0, 2.5)(g));
     const auto n = static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 700)(g));
@@ -205,12 +211,14 @@ TEST_P(EngineTest, SurfaceShell) {
   // the engine coarsens it), searched from the points and from positions spread over the
   // shell's box, most of them in the hollow or the corners: cross queries with one query in a
   // group of cells, or a few.
-  for_all([]<int D>() { return datasets::shell<D>(3000, 12.0, 0.8, 23); });
-  const auto d = datasets::shell<3>(8000, 20.0, 0.9, 24);
+  // (A third of the points and queries under the sanitizers: this test took 48 s of their run's
+  // CPU time, brute_force's case 12 s.)
+  for_all([]<int D>() { return datasets::shell<D>(kSanitizedBuild ? 1000 : 3000, 12.0, 0.8, 23); });
+  const auto d = datasets::shell<3>(kSanitizedBuild ? 2700 : 8000, 20.0, 0.9, 24);
   std::mt19937_64 g(25);
   std::uniform_real_distribution<double> box(-21.0, 21.0);
   std::vector<double> queries;
-  for (int q = 0; q < 8000; ++q) {
+  for (int q = 0; q < (kSanitizedBuild ? 2700 : 8000); ++q) {
     for (int k = 0; k < 3; ++k) queries.push_back(box(g));
   }
   check_cross(GetParam(), d, queries);

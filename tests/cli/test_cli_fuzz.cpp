@@ -26,7 +26,7 @@ namespace {
 using namespace clitest;
 
 constexpr int kUsage = 2, kInput = 3;
-#ifdef SPATIALHASH_CLI_SANITIZED
+#ifdef SPATIALHASH_TESTS_SANITIZED
 constexpr int kMutantsPerFormat = 10;  // runs take about 7x longer under the sanitizers
 #else
 constexpr int kMutantsPerFormat = 30;
@@ -151,7 +151,7 @@ TEST_P(Fuzz, DamagedInputIsReadExactlyOrRefused) {
       }
       EXPECT_EQ(res.out, "");
     }
-#ifndef SPATIALHASH_CLI_SANITIZED
+#ifndef SPATIALHASH_TESTS_SANITIZED
     // Every input here is a few KB: no reader may allocate for a count it has not checked.
     EXPECT_LT(res.max_rss_kb, 128 * 1024) << "peak RSS " << res.max_rss_kb << " KB";
 #endif

@@ -20,7 +20,7 @@ constexpr int kInput = 3;
 /// itself, a 4 MiB read block and a chunk (measured around 10 MiB; about 70 MiB under
 /// AddressSanitizer, whose shadow memory adds to every run). Either bound is well below the
 /// claims the tests make (240 MB and more).
-#ifdef SPATIALHASH_CLI_SANITIZED
+#ifdef SPATIALHASH_TESTS_SANITIZED
 constexpr long kSmallRssKb = 128 * 1024;
 #else
 constexpr long kSmallRssKb = 64 * 1024;
