@@ -33,7 +33,7 @@ AB_AFTER_BUILD=build-test AB_BEFORE_BUILD_TYPE=Debug bash bench/ab_inprocess.sh 
 
 echo "== sanitizer build (ASan + UBSan; Clang), C++ tests"
 # Clang (Debian 12's is 14), the second compiler here besides the portable build below: this build
-# compiled in 274 s instead of GCC's 354 s on 2 cores (tests as fast), and with -Werror on: Clang
+# compiled in 242-247 s instead of GCC's 354 s on 2 cores (its tests as fast), and with -Werror on: Clang
 # warns of nothing in the library, the tool or the tests, where GCC 12 reports false
 # maybe-uninitialized warnings inside libstdc++'s <regex> once ASan instruments it. Its OpenMP
 # runtime is LLVM's libomp (the release build's is GCC's libgomp): both runtimes run the tests.
