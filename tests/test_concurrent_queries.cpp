@@ -16,6 +16,7 @@
 #include "engine_cases.hpp"
 #include "oracle.hpp"
 #include "rows_of.hpp"
+#include "sanitized_build.hpp"
 #include "spatialhash/spatialhash.hpp"
 
 namespace {
@@ -110,11 +111,7 @@ class ConcurrentQueries : public ::testing::TestWithParam<spatialhash::Options> 
 // Points of the shared index. Sanitized builds take fewer at the same density (the brute-force
 // oracle, O(n^2), ran once per engine case: 29 s of the sanitized tests' CPU time on CI's two
 // cores); still 20 or more work blocks for the index's two threads.
-#ifdef SPATIALHASH_TESTS_SANITIZED
-constexpr std::size_t kSharedIndexPoints = 6000;
-#else
-constexpr std::size_t kSharedIndexPoints = 20000;
-#endif
+constexpr std::size_t kSharedIndexPoints = kSanitizedBuild ? 6000 : 20000;
 
 TEST_P(ConcurrentQueries, FourThreadsShareOneIndex) {
   const double side = 28.0 * std::cbrt(kSharedIndexPoints / 20000.0);

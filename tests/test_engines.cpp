@@ -214,11 +214,12 @@ TEST_P(EngineTest, SurfaceShell) {
   // (A third of the points and queries under the sanitizers: this test took 48 s of their run's
   // CPU time, brute_force's case 12 s.)
   for_all([]<int D>() { return datasets::shell<D>(kSanitizedBuild ? 1000 : 3000, 12.0, 0.8, 23); });
-  const auto d = datasets::shell<3>(kSanitizedBuild ? 2700 : 8000, 20.0, 0.9, 24);
+  const int cross_points = kSanitizedBuild ? 2700 : 8000;  // and as many queries
+  const auto d = datasets::shell<3>(cross_points, 20.0, 0.9, 24);
   std::mt19937_64 g(25);
   std::uniform_real_distribution<double> box(-21.0, 21.0);
   std::vector<double> queries;
-  for (int q = 0; q < (kSanitizedBuild ? 2700 : 8000); ++q) {
+  for (int q = 0; q < cross_points; ++q) {
     for (int k = 0; k < 3; ++k) queries.push_back(box(g));
   }
   check_cross(GetParam(), d, queries);

@@ -12,6 +12,7 @@
 #include "check_against_oracle.hpp"
 #include "datasets.hpp"
 #include "engine_cases.hpp"
+#include "sanitized_build.hpp"
 #include "spatialhash/spatialhash.hpp"
 
 namespace {
@@ -79,9 +80,7 @@ std::vector<spatialhash::Options> nested_cases() {
   std::vector<spatialhash::Options> cases;
   for (spatialhash::Engine engine : spatialhash::all_engines()) {
     if (engine == spatialhash::Engine::brute_force) continue;
-#ifdef SPATIALHASH_TESTS_SANITIZED
-    if (engine != spatialhash::Engine::cell_list) continue;
-#endif
+    if (kSanitizedBuild && engine != spatialhash::Engine::cell_list) continue;
     cases.push_back({.engine = engine});
   }
   return cases;
@@ -99,11 +98,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, NestedParallel, ::testing::ValuesIn(nested_cas
 // The default engine in 2D, asking for more threads than the outer team has, and with nested
 // teams allowed (two threads inside each of two: four on a machine of two cores).
 TEST(NestedParallelDefault, TwoDimensionsAndNestedTeams) {
-#ifdef SPATIALHASH_TESTS_SANITIZED
   // 48 s under the sanitizers (four threads on CI's two cores); the case above covers the same
   // code there.
-  GTEST_SKIP() << "release build only";
-#endif
+  if (kSanitizedBuild) GTEST_SKIP() << "release build only";
   const spatialhash::Options options{.engine = spatialhash::Engine::cell_list};
   check_in_a_parallel_region<2, double>(options, 1, 3, long_box<2>(80000, 2));
   check_in_a_parallel_region<3, float>(options, 2, 2, long_box<3>(80000, 3));

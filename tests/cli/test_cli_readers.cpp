@@ -10,6 +10,7 @@
 #include "cli_expect.hpp"
 #include "cli_inputs.hpp"
 #include "cli_oracle.hpp"
+#include "sanitized_build.hpp"
 
 namespace {
 
@@ -20,11 +21,7 @@ constexpr int kInput = 3;
 /// itself, a 4 MiB read block and a chunk (measured around 10 MiB; about 70 MiB under
 /// AddressSanitizer, whose shadow memory adds to every run). Either bound is well below the
 /// claims the tests make (240 MB and more).
-#ifdef SPATIALHASH_TESTS_SANITIZED
-constexpr long kSmallRssKb = 128 * 1024;
-#else
-constexpr long kSmallRssKb = 64 * 1024;
-#endif
+constexpr long kSmallRssKb = (kSanitizedBuild ? 128 : 64) * 1024;
 
 /// Runs `pairs` with `args` and compares the pairs with the oracle's for `xyz`.
 void expect_pairs(const std::vector<std::string>& args, const std::vector<double>& xyz, int dim,
