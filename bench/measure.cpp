@@ -1,7 +1,6 @@
 // Operation names and result digests.
 #include "measure.hpp"
 
-#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -70,15 +69,6 @@ CpuTime process_cpu_time() {
 
 std::size_t warm_memory_bytes(std::size_t points) {
   return std::clamp<std::size_t>(points * 1200, std::size_t{64} << 20, std::size_t{3} << 30);
-}
-
-double heap_bytes_in_use() {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  const struct mallinfo2 info = mallinfo2();
-  return static_cast<double>(info.uordblks) + static_cast<double>(info.hblkhd);
-#else
-  return -1.0;
-#endif
 }
 
 std::string_view op_name(Op op) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memory_in_use.hpp"
 #include "spatialhash/types.hpp"
 
 namespace bench {
@@ -88,25 +89,20 @@ struct Measurement {
   /// much of a run the kernel took, above all for fresh memory.
   CpuTime cpu;
   Digest digest;
-  /// build only: heap bytes a built index holds (heap_bytes_in_use() with the index alive minus
-  /// before it was built); -1 when not measured.
+  /// build only: bytes a built index holds (bytes_held_by below); -1 when not measured.
   double index_bytes = -1.0;
 };
 
-/// Bytes of heap memory this process has allocated and not freed (glibc's mallinfo2: every
-/// arena, and blocks served by mmap), or -1 where the C library cannot say. Memory an engine
-/// freed again (its build's work arrays) does not count, so the difference across a build is
-/// what the index keeps.
-double heap_bytes_in_use();
-
-/// heap_bytes_in_use() held by what make() returns, measured on a construction of its own (not a
-/// timed one): -1 where the C library cannot say.
+/// memory_in_use() (memory_in_use.hpp: heap bytes in use and the library's mapped blocks) held by
+/// what make() returns, measured on a construction of its own (not a timed one): -1 where the C
+/// library cannot say. Memory an engine freed again (its build's work arrays) does not count, so
+/// the difference across a build is what the index keeps.
 template <class Make>
 double bytes_held_by(Make&& make) {
-  const double before = heap_bytes_in_use();
+  const double before = memory_in_use();
   const auto held = make();
   (void)held;
-  const double after = heap_bytes_in_use();
+  const double after = memory_in_use();
   return before < 0.0 || after < 0.0 ? -1.0 : after - before;
 }
 

@@ -1,4 +1,5 @@
-// Mapped blocks (spatialhash/mapped_blocks.hpp): anonymous mappings in whole huge pages.
+// Mapped blocks (spatialhash/mapped_blocks.hpp): 2 MiB-aligned anonymous mappings advised to huge
+// pages.
 #include "spatialhash/mapped_blocks.hpp"
 
 #include <cstdint>
@@ -12,12 +13,15 @@ namespace spatialhash::detail {
 
 namespace {
 constexpr std::size_t kHugePage = std::size_t{1} << 21;
+constexpr std::size_t kSmallPage = std::size_t{1} << 12;
 }  // namespace
 
 std::size_t mapped_block_length(std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
   if (bytes < kMappedBlockBytes || bytes > SIZE_MAX - kHugePage) return 0;
-  return (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  const std::size_t whole_huge_pages = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  if (whole_huge_pages - bytes <= bytes / 8) return whole_huge_pages;
+  return (bytes + kSmallPage - 1) & ~(kSmallPage - 1);
 #else
   (void)bytes;
   return 0;

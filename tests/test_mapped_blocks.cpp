@@ -1,7 +1,8 @@
-// Mapped blocks (spatialhash/mapped_blocks.hpp): arrays of 32 MiB or more that ResultVector and
-// the row buffers (GrowableBuffer) map themselves. Their contents must behave as any vector's:
-// every element written stays, across growth (by moving pages, or by copying out of a malloc
-// block when a buffer first crosses the threshold), resize, move and release.
+// Mapped blocks (spatialhash/mapped_blocks.hpp): arrays of 2 MiB or more that ResultVector and the
+// row buffers (GrowableBuffer) map themselves. Their lengths follow the header's rule, and their
+// contents must behave as any vector's: every element written stays, across growth (by moving
+// pages, or by copying out of a malloc block when a buffer first crosses the threshold), resize,
+// move and release.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,6 +18,7 @@ using spatialhash::detail::kMappedBlockBytes;
 using spatialhash::detail::mapped_block_length;
 
 constexpr std::size_t kHugePage = std::size_t{1} << 21;
+constexpr std::size_t kSmallPage = std::size_t{1} << 12;
 
 /// A value no two positions of one test share (not the position itself: a block that lost its
 /// contents to fresh zero pages would still fail at position 0 only).
@@ -24,11 +26,33 @@ std::uint32_t pattern(std::size_t i) {
   return static_cast<std::uint32_t>(i * 2654435761u + 7u);
 }
 
-TEST(MappedBlocks, LengthsAreWholeHugePagesFromTheThreshold) {
+TEST(MappedBlocks, LengthsFromTheThreshold) {
+  EXPECT_EQ(kMappedBlockBytes, kHugePage);
   EXPECT_EQ(mapped_block_length(kMappedBlockBytes - 1), 0u);
+  EXPECT_EQ(mapped_block_length(1000), 0u);
 #if defined(__linux__)
-  EXPECT_EQ(mapped_block_length(kMappedBlockBytes), kMappedBlockBytes);
-  EXPECT_EQ(mapped_block_length(kMappedBlockBytes + 1), kMappedBlockBytes + kHugePage);
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  EXPECT_EQ(mapped_block_length(2 * kMiB), 2 * kMiB);
+  // Just over a huge page: whole pages would nearly double it, so 4 KiB pages.
+  EXPECT_EQ(mapped_block_length(2 * kMiB + 1), 2 * kMiB + kSmallPage);
+  EXPECT_EQ(mapped_block_length(3 * kMiB), 3 * kMiB);
+  // Whole huge pages where they add at most an eighth.
+  EXPECT_EQ(mapped_block_length(4 * kMiB - 100), 4 * kMiB);
+  EXPECT_EQ(mapped_block_length(15 * kMiB + 1), 16 * kMiB);
+  EXPECT_EQ(mapped_block_length(16 * kMiB + 1), 18 * kMiB);
+  // The rule over a sweep of sizes: never shorter than the request, in whole 4 KiB pages, whole
+  // huge pages exactly when they add at most an eighth, otherwise less than a 4 KiB page added.
+  for (std::size_t bytes = kMappedBlockBytes; bytes < 40 * kMiB; bytes += 77777) {
+    const std::size_t length = mapped_block_length(bytes);
+    const std::size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    ASSERT_GE(length, bytes) << bytes;
+    ASSERT_EQ(length % kSmallPage, 0u) << bytes;
+    if (whole - bytes <= bytes / 8) {
+      ASSERT_EQ(length, whole) << bytes;
+    } else {
+      ASSERT_LT(length - bytes, kSmallPage) << bytes;
+    }
+  }
 #endif
 }
 
@@ -52,9 +76,9 @@ TEST(MappedBlocks, ResultVectorKeepsItsElements) {
 
 TEST(MappedBlocks, GrowableBufferKeepsItsItemsAcrossTheThresholdAndWhenRemapped) {
   GrowableBuffer<std::uint32_t> buffer;
-  const std::size_t step = 1'000'003;  // items per append: 4 MB, so the buffer starts in malloc
+  const std::size_t step = 250'007;  // items per append: 1 MB, so the buffer starts in malloc
   std::size_t items = 0;
-  for (int append = 0; append < 24; ++append) {  // 96 MB: malloc, then a mapped block, remapped
+  for (int append = 0; append < 40; ++append) {  // 40 MB: malloc, then a mapped block, remapped
     std::uint32_t* to = buffer.reserve_more(step);
     for (std::size_t k = 0; k < step; ++k) to[k] = pattern(items + k);
     buffer.grow(step);

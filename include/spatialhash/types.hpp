@@ -118,8 +118,8 @@ struct PairHit {
 };
 
 /// The allocator of result arrays: std::allocator, except that resize() leaves new elements of
-/// trivial types uninitialized instead of zeroing them, and that arrays of 32 MiB or more are
-/// mapped blocks (mapped_blocks.hpp: in whole huge pages, advised before their first touch).
+/// trivial types uninitialized instead of zeroing them, and that arrays of 2 MiB or more are
+/// mapped blocks (mapped_blocks.hpp: in huge pages, advised before their first touch).
 /// Results are hundreds of megabytes that a search overwrites anyway; zeroing them first would
 /// write them twice, on one thread (measured: a seventh of a 1M-point neighbor-list search).
 /// Elements constructed with a value (assign, push_back, insert) are initialized as usual.

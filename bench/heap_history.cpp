@@ -1,0 +1,147 @@
+// A build's speed against what the process's heap did before: the same builds and build + lists
+// of n uniform points (W2's density: about 30 neighbors) in two fresh processes, one that freed
+// nothing large before (a plain program, or a Python script: glibc's mmap threshold at its start
+// value) and one that freed a 24 MiB block first (which raises glibc's mmap and trim thresholds,
+// so that the heap keeps and reuses freed memory: the state spatialhash_bench runs in). Medians of
+// `reps` repetitions after a first, untimed one; the ratio is plain / raised. With the library's
+// arrays of 2 MiB or more mapped by itself (spatialhash/mapped_blocks.hpp) both states should
+// read the same; docs/benchmarks.md, sixty-ninth session, has the figures before and after.
+//
+//   heap_history [n=1000000] [reps=7] [threads=0 (all cores)]
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spatialhash/spatialhash.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Figures {
+  double ms = 0.0;
+  std::size_t neighbors = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Runs in a child process: sets up the heap state, then times `reps` builds (with their neighbor
+/// lists when `lists`) after a first, untimed one; returns the median.
+Figures measure(bool raise_threshold, bool lists, std::size_t n, int reps, int threads) {
+  if (raise_threshold) {
+    std::vector<char> block(std::size_t{24} << 20, 1);  // mapped by malloc, then freed
+    if (block[12345] != 1) std::abort();
+  }
+  std::mt19937_64 g(1);
+  const double side = std::cbrt(static_cast<double>(n));
+  std::uniform_real_distribution<float> u(0.0f, static_cast<float>(side));
+  std::vector<float> xyz(3 * n);
+  for (float& x : xyz) x = u(g);
+  const double radius = std::cbrt(30.0 / (4.0 / 3.0 * std::acos(-1.0)));
+  const spatialhash::Options options{.threads = threads};
+  // Nothing allocated between the repetitions but what the library allocates: whether a small
+  // block kept between two builds sits above the freed ones decides whether glibc trims its heap
+  // (one kept 64-byte block per repetition turned 72 ms builds into 16 ms ones), and this program
+  // shows the state a plain loop of builds finds, not one tuned by accident.
+  std::vector<double> ms;
+  ms.reserve(static_cast<std::size_t>(reps) + 1);
+  Figures f;
+  for (int rep = 0; rep <= reps; ++rep) {
+    const auto start = Clock::now();
+    const spatialhash::Index<3, float> index(std::span<const float>(xyz), radius, options);
+    if (lists) {
+      const spatialhash::NeighborLists found = index.neighbor_lists();
+      f.neighbors = found.indices.size();
+    }
+    if (rep > 0)
+      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  f.ms = median(ms);
+  return f;
+}
+
+/// Runs measure() in a fresh child process (its heap untouched by the parent) and returns its
+/// figures through a pipe; exits the program if the child fails.
+Figures in_child(bool raise_threshold, bool lists, std::size_t n, int reps, int threads) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("heap_history: pipe");
+    std::exit(1);
+  }
+  const pid_t child = fork();
+  if (child < 0) {
+    std::perror("heap_history: fork");
+    std::exit(1);
+  }
+  if (child == 0) {
+    close(fds[0]);
+    const Figures f = measure(raise_threshold, lists, n, reps, threads);
+    const bool written = write(fds[1], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
+    _exit(written ? 0 : 1);
+  }
+  close(fds[1]);
+  Figures f;
+  const bool read_all = read(fds[0], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!read_all || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "heap_history: the measuring process failed\n");
+    std::exit(1);
+  }
+  return f;
+}
+
+long argument(int argc, char** argv, int at, long fallback, long least) {
+  if (argc <= at) return fallback;
+  char* end = nullptr;
+  const long value = std::strtol(argv[at], &end, 10);
+  if (*end != '\0' || value < least) {
+    std::fprintf(stderr, "heap_history: argument %d ('%s') must be an integer >= %ld\n", at,
+                 argv[at], least);
+    std::exit(2);
+  }
+  return value;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto n = static_cast<std::size_t>(argument(argc, argv, 1, 1000000, 1000));
+  const auto reps = static_cast<int>(argument(argc, argv, 2, 7, 1));
+  const auto threads = static_cast<int>(argument(argc, argv, 3, 0, 0));
+  // No OpenMP region and no large allocation in this process before the children fork. Each
+  // figure comes from a process of its own: a process that once made lists has freed blocks that
+  // glibc mapped, which raises its thresholds as the 24 MiB block does.
+  const Figures plain_build = in_child(false, false, n, reps, threads);
+  const Figures raised_build = in_child(true, false, n, reps, threads);
+  const Figures plain_lists = in_child(false, true, n, reps, threads);
+  const Figures raised_lists = in_child(true, true, n, reps, threads);
+  std::printf("%zu uniform points (3D float, ~30 neighbors), %d repetitions, medians in ms\n", n,
+              reps);
+  std::printf("  %-28s %10s %10s\n", "heap state", "build", "+ lists");
+  std::printf("  %-28s %10.2f %10.2f\n", "plain (nothing freed)", plain_build.ms, plain_lists.ms);
+  std::printf("  %-28s %10.2f %10.2f\n", "raised (24 MiB freed first)", raised_build.ms,
+              raised_lists.ms);
+  std::printf("  %-28s %9.2fx %9.2fx\n", "plain / raised", plain_build.ms / raised_build.ms,
+              plain_lists.ms / raised_lists.ms);
+  if (plain_lists.neighbors != raised_lists.neighbors || plain_lists.neighbors == 0) {
+    std::printf("neighbor totals differ: %zu against %zu\n", plain_lists.neighbors,
+                raised_lists.neighbors);
+    return 1;
+  }
+  std::printf("neighbor totals agree: %zu\n", plain_lists.neighbors);
+  return 0;
+}
