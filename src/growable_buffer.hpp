@@ -1,9 +1,9 @@
 // GrowableBuffer: an append-only array of trivially copyable items for search results.
 //
 // Unlike std::vector it never value-initializes (the filters overwrite every slot they report).
-// Small buffers grow with realloc; buffers of 2 MiB or more are mapped blocks
-// (spatialhash/mapped_blocks.hpp: 2 MiB-aligned, advised to huge pages before their first touch)
-// and grow by moving their pages into a larger block, never by copying them. Invariant:
+// Small buffers grow with realloc; buffers of 32 MiB or more are mapped blocks
+// (spatialhash/mapped_blocks.hpp: 2 MiB-aligned, in whole huge pages, advised before their first
+// touch) and grow by moving their pages into a larger block, never by copying them. Invariant:
 // data() holds size() valid items and capacity() >= size() slots.
 //
 // Huge pages: the final result arrays are advised to use transparent huge pages

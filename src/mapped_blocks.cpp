@@ -2,6 +2,7 @@
 // pages.
 #include "spatialhash/mapped_blocks.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 
@@ -16,14 +17,15 @@ constexpr std::size_t kHugePage = std::size_t{1} << 21;
 constexpr std::size_t kSmallPage = std::size_t{1} << 12;
 }  // namespace
 
-std::size_t mapped_block_length(std::size_t bytes) noexcept {
+std::size_t mapped_block_length(std::size_t bytes, std::size_t mapped_from) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
-  if (bytes < kMappedBlockBytes || bytes > SIZE_MAX - kHugePage) return 0;
+  if (bytes < std::max(mapped_from, kHugePage) || bytes > SIZE_MAX - kHugePage) return 0;
   const std::size_t whole_huge_pages = (bytes + kHugePage - 1) & ~(kHugePage - 1);
   if (whole_huge_pages - bytes <= bytes / 8) return whole_huge_pages;
   return (bytes + kSmallPage - 1) & ~(kSmallPage - 1);
 #else
   (void)bytes;
+  (void)mapped_from;
   return 0;
 #endif
 }

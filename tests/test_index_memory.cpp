@@ -83,7 +83,7 @@ void check_index_memory(const datasets::Dataset& data) {
   const double tile_side = Dim == 3 ? 4.0 : 8.0;
   // Point arrays of 2 MiB or more are mapped blocks, in whole huge pages where those add at most
   // an eighth (spatialhash/mapped_blocks.hpp).
-  const double rounding = 4.0 * n >= spatialhash::detail::kMappedBlockBytes ? 9.0 / 8.0 : 1.0;
+  const double rounding = 4.0 * n >= spatialhash::detail::kIndexMappedBlockBytes ? 9.0 / 8.0 : 1.0;
   const double bound = (per_point * rounding + 1.0) * n +
                        12.0 * cells_at_most<Dim>(data.xyz, data.radius) +
                        40.0 * cells_at_most<Dim>(data.xyz, tile_side * data.radius) + 64.0 * 1024.0;

@@ -1,19 +1,22 @@
-// Mapped blocks (spatialhash/mapped_blocks.hpp): arrays of 2 MiB or more that ResultVector and the
-// row buffers (GrowableBuffer) map themselves. Their lengths follow the header's rule, and their
-// contents must behave as any vector's: every element written stays, across growth (by moving
-// pages, or by copying out of a malloc block when a buffer first crosses the threshold), resize,
-// move and release.
+// Mapped blocks (spatialhash/mapped_blocks.hpp): result arrays (ResultVector) and row buffers
+// (GrowableBuffer) of 32 MiB or more and an index's own arrays (IndexVector) of 2 MiB or more,
+// which the library maps itself. Their lengths follow the header's rule, and their contents must
+// behave as any vector's: every element written stays, across growth (by moving pages, or by
+// copying out of a malloc block when a buffer first crosses the threshold), resize, move and
+// release.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <utility>
 
 #include "../src/growable_buffer.hpp"
+#include "../src/index_vector.hpp"
 #include "spatialhash/types.hpp"
 
 namespace {
 
 using spatialhash::detail::GrowableBuffer;
+using spatialhash::detail::kIndexMappedBlockBytes;
 using spatialhash::detail::kMappedBlockBytes;
 using spatialhash::detail::mapped_block_length;
 
@@ -26,24 +29,33 @@ std::uint32_t pattern(std::size_t i) {
   return static_cast<std::uint32_t>(i * 2654435761u + 7u);
 }
 
-TEST(MappedBlocks, LengthsFromTheThreshold) {
-  EXPECT_EQ(kMappedBlockBytes, kHugePage);
-  EXPECT_EQ(mapped_block_length(kMappedBlockBytes - 1), 0u);
-  EXPECT_EQ(mapped_block_length(1000), 0u);
-#if defined(__linux__)
+TEST(MappedBlocks, LengthsFromTheThresholds) {
   constexpr std::size_t kMiB = std::size_t{1} << 20;
-  EXPECT_EQ(mapped_block_length(2 * kMiB), 2 * kMiB);
+  EXPECT_EQ(kMappedBlockBytes, 32 * kMiB);
+  EXPECT_EQ(kIndexMappedBlockBytes, kHugePage);
+  EXPECT_EQ(mapped_block_length(kMappedBlockBytes - 1), 0u);
+  EXPECT_EQ(mapped_block_length(4 * kMiB), 0u);  // a result under 32 MiB: operator new
+  EXPECT_EQ(mapped_block_length(kIndexMappedBlockBytes - 1, kIndexMappedBlockBytes), 0u);
+  EXPECT_EQ(mapped_block_length(1000, kIndexMappedBlockBytes), 0u);
+#if defined(__linux__)
+  const auto index_length = [](std::size_t bytes) {
+    return mapped_block_length(bytes, kIndexMappedBlockBytes);
+  };
+  EXPECT_EQ(mapped_block_length(kMappedBlockBytes), kMappedBlockBytes);
+  EXPECT_EQ(mapped_block_length(kMappedBlockBytes + 1), kMappedBlockBytes + kHugePage);
+  EXPECT_EQ(index_length(2 * kMiB), 2 * kMiB);
   // Just over a huge page: whole pages would nearly double it, so 4 KiB pages.
-  EXPECT_EQ(mapped_block_length(2 * kMiB + 1), 2 * kMiB + kSmallPage);
-  EXPECT_EQ(mapped_block_length(3 * kMiB), 3 * kMiB);
+  EXPECT_EQ(index_length(2 * kMiB + 1), 2 * kMiB + kSmallPage);
+  EXPECT_EQ(index_length(3 * kMiB), 3 * kMiB);
   // Whole huge pages where they add at most an eighth.
-  EXPECT_EQ(mapped_block_length(4 * kMiB - 100), 4 * kMiB);
-  EXPECT_EQ(mapped_block_length(15 * kMiB + 1), 16 * kMiB);
-  EXPECT_EQ(mapped_block_length(16 * kMiB + 1), 18 * kMiB);
+  EXPECT_EQ(index_length(4 * kMiB - 100), 4 * kMiB);
+  EXPECT_EQ(index_length(15 * kMiB + 1), 16 * kMiB);
+  EXPECT_EQ(index_length(16 * kMiB + 1), 18 * kMiB);
   // The rule over a sweep of sizes: never shorter than the request, in whole 4 KiB pages, whole
-  // huge pages exactly when they add at most an eighth, otherwise less than a 4 KiB page added.
-  for (std::size_t bytes = kMappedBlockBytes; bytes < 40 * kMiB; bytes += 77777) {
-    const std::size_t length = mapped_block_length(bytes);
+  // huge pages exactly when they add at most an eighth, otherwise less than a 4 KiB page added;
+  // from 32 MiB the same for results.
+  for (std::size_t bytes = kIndexMappedBlockBytes; bytes < 40 * kMiB; bytes += 77777) {
+    const std::size_t length = index_length(bytes);
     const std::size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
     ASSERT_GE(length, bytes) << bytes;
     ASSERT_EQ(length % kSmallPage, 0u) << bytes;
@@ -52,6 +64,7 @@ TEST(MappedBlocks, LengthsFromTheThreshold) {
     } else {
       ASSERT_LT(length - bytes, kSmallPage) << bytes;
     }
+    ASSERT_EQ(mapped_block_length(bytes), bytes < kMappedBlockBytes ? 0u : length) << bytes;
   }
 #endif
 }
@@ -72,6 +85,25 @@ TEST(MappedBlocks, ResultVectorKeepsItsElements) {
   // A copy of a mapped vector is another mapped block with the same elements.
   const spatialhash::ResultVector<std::uint32_t> copy = moved;
   for (std::size_t i = 0; i < 2 * n; i += 4099) ASSERT_EQ(copy[i], pattern(i)) << "copy " << i;
+}
+
+TEST(MappedBlocks, IndexVectorKeepsItsElements) {
+  // Just over 2 MiB: a mapped block of 4 KiB pages past its first huge page.
+  const std::size_t n = kIndexMappedBlockBytes / sizeof(std::uint32_t) + 12345;
+  spatialhash::detail::IndexVector<std::uint32_t> values;
+  values.resize(n);
+#if defined(__linux__)
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(values.data()) % kHugePage, 0u);
+#endif
+  for (std::size_t i = 0; i < n; ++i) values[i] = pattern(i);
+  values.resize(3 * n);  // into a block of whole huge pages
+  for (std::size_t i = n; i < 3 * n; ++i) values[i] = pattern(i);
+  spatialhash::detail::IndexVector<std::uint32_t> other;
+  other.swap(values);
+  for (std::size_t i = 0; i < 3 * n; ++i) ASSERT_EQ(other[i], pattern(i)) << "element " << i;
+  other.resize(1000);     // a shrink keeps the block; the release unmaps it with its length
+  other.shrink_to_fit();  // into operator new's memory
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(other[i], pattern(i)) << "element " << i;
 }
 
 TEST(MappedBlocks, GrowableBufferKeepsItsItemsAcrossTheThresholdAndWhenRemapped) {

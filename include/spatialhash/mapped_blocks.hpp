@@ -1,20 +1,25 @@
-// Mapped blocks: how spatialhash allocates its large arrays (the index's layout, the build's work
-// arrays, result arrays, row buffers).
+// Mapped blocks: how spatialhash allocates its large arrays (the index's layout and its build's
+// work arrays from 2 MiB, result arrays and row buffers from 32 MiB).
 //
-// Blocks of kMappedBlockBytes (2 MiB) or more are mapped by the library itself: 2 MiB-aligned,
-// advised to transparent huge pages before anything touches them, and unmapped when freed. Why
-// not glibc's heap: whether glibc hands a large request memory that is already backed or memory
-// it must fault page by page depends on the process's history (its mmap and trim thresholds move
-// with what was freed before), so the same build of 1M points took 16 ms in one process and 80 ms
-// in another (docs/benchmarks.md, sixty-ninth session): a plain program that builds indexes in a
-// loop has its heap's top trimmed after each index and faults the next one's arrays in 4 KiB
-// pages again (9.7 us a fault on the Zen 5 VM of docs/benchmarks.md, sixtieth session). A mapped
-// block costs the same in every process: one fault and one zeroing per 2 MiB page. Smaller
-// blocks keep going through operator new.
+// Such blocks are mapped by the library itself: 2 MiB-aligned, advised to transparent huge pages
+// before anything touches them, and unmapped when freed. glibc maps requests of 32 MiB or more
+// afresh every time, at an address that is not 2 MiB-aligned and with its chunk header written
+// into the first page, so that the advice could not cover the block's first and last 2 MiB
+// (about 500 faults of 4 KiB pages each; 9.7 us a fault on the Zen 5 VM of docs/benchmarks.md,
+// sixtieth session). Below that, whether glibc hands a request memory it already backs or memory
+// it faults page by page depends on the process's history (its mmap and trim thresholds move
+// with what was freed before): a plain loop of 1M-point builds took 76-85 ms a build where the
+// benchmark's process took 18 (docs/benchmarks.md, sixty-ninth session), because the index's
+// arrays, freed together with it, were trimmed from the heap and faulted in again. The index's
+// own arrays are therefore mapped from one huge page (kIndexMappedBlockBytes, IndexVector in
+// src/index_vector.hpp): one fault and one zeroing per 2 MiB page in every process. Results below
+// 32 MiB stay with glibc, which reuses them from call to call where a fresh mapping would zero
+// them again (mapped from 2 MiB, W1's lists at 100k points took 1.3x as long).
 //
 // Length: whole 2 MiB pages where that adds at most an eighth to the request (a block's last huge
-// page is then touched whole); otherwise the request rounded up to 4 KiB pages, so that a block
-// of just over 2 MiB does not hold twice its size (its tail then faults in 4 KiB pages).
+// page is then touched whole; a 4 MB point array at 1M points takes 4 MiB); otherwise the request
+// rounded up to 4 KiB pages, so that a block of just over 2 MiB does not hold twice its size (its
+// tail then faults in 4 KiB pages).
 //
 // Invariant: a block is released with the byte count it was mapped with (mapped_block_length of
 // the same request), which std::vector's allocator protocol guarantees (deallocate(p, n) gets the
@@ -25,13 +30,20 @@
 
 namespace spatialhash::detail {
 
-/// Requests of at least this many bytes (one huge page) are mapped blocks.
-inline constexpr std::size_t kMappedBlockBytes = std::size_t{2} << 20;
+/// Result arrays and row buffers of at least this many bytes are mapped blocks (glibc's largest
+/// mmap threshold: below it, a result freed and requested again within a call or the next one is
+/// usually reused from the heap, which a fresh mapping would zero again).
+inline constexpr std::size_t kMappedBlockBytes = std::size_t{32} << 20;
+/// The index's own arrays (its layout, and its build's and update's work arrays) of at least this
+/// many bytes (one huge page) are mapped blocks (IndexVector): they are what glibc's heap trims
+/// when an index is freed.
+inline constexpr std::size_t kIndexMappedBlockBytes = std::size_t{2} << 20;
 
 /// The length of the mapped block that serves a request of `bytes` (whole 2 MiB pages, or 4 KiB
-/// pages where whole huge pages would add more than an eighth), or 0 where the request is served
-/// by operator new instead.
-std::size_t mapped_block_length(std::size_t bytes) noexcept;
+/// pages where whole huge pages would add more than an eighth), or 0 where the request, under
+/// `mapped_from` bytes, is served by operator new instead.
+std::size_t mapped_block_length(std::size_t bytes,
+                                std::size_t mapped_from = kMappedBlockBytes) noexcept;
 /// Maps a block of `length` bytes (a mapped_block_length()), 2 MiB-aligned and advised to huge
 /// pages; throws std::bad_alloc when the system refuses.
 void* map_block(std::size_t length);

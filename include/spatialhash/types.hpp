@@ -118,29 +118,31 @@ struct PairHit {
 };
 
 /// The allocator of result arrays: std::allocator, except that resize() leaves new elements of
-/// trivial types uninitialized instead of zeroing them, and that arrays of 2 MiB or more are
-/// mapped blocks (mapped_blocks.hpp: in huge pages, advised before their first touch).
+/// trivial types uninitialized instead of zeroing them, and that arrays of `MappedFrom` bytes or
+/// more are mapped blocks (mapped_blocks.hpp: in huge pages, advised before their first touch).
 /// Results are hundreds of megabytes that a search overwrites anyway; zeroing them first would
 /// write them twice, on one thread (measured: a seventh of a 1M-point neighbor-list search).
 /// Elements constructed with a value (assign, push_back, insert) are initialized as usual.
-template <class T>
+/// Results are mapped from 32 MiB (kMappedBlockBytes); the index's own arrays from 2 MiB
+/// (detail::IndexVector, kIndexMappedBlockBytes).
+template <class T, std::size_t MappedFrom = detail::kMappedBlockBytes>
 struct ResultAllocator : std::allocator<T> {
   using value_type = T;
   ResultAllocator() noexcept = default;
   template <class U>
-  ResultAllocator(const ResultAllocator<U>&) noexcept {}
+  ResultAllocator(const ResultAllocator<U, MappedFrom>&) noexcept {}
   template <class U>
   struct rebind {
-    using other = ResultAllocator<U>;
+    using other = ResultAllocator<U, MappedFrom>;
   };
   T* allocate(std::size_t n) {
     if (n > std::allocator_traits<std::allocator<T>>::max_size(*this)) throw std::bad_alloc();
-    const std::size_t length = detail::mapped_block_length(n * sizeof(T));
+    const std::size_t length = detail::mapped_block_length(n * sizeof(T), MappedFrom);
     if (length == 0) return std::allocator<T>::allocate(n);
     return static_cast<T*>(detail::map_block(length));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    const std::size_t length = detail::mapped_block_length(n * sizeof(T));
+    const std::size_t length = detail::mapped_block_length(n * sizeof(T), MappedFrom);
     if (length == 0) {
       std::allocator<T>::deallocate(p, n);
     } else {

@@ -66,13 +66,13 @@ std::vector<std::uint64_t> dilated(std::span<const std::uint64_t> bits,
 /// sorted in parallel, each by the thread whose chunk of positions it begins in. Returns the
 /// fine code of each sorted position.
 template <class FineOf>
-ResultVector<std::uint32_t> sort_within_coarse_keys(const ResultVector<std::uint64_t>& keys,
-                                                    ResultVector<index_t>& order, int threads,
-                                                    FineOf fine_of) {
+IndexVector<std::uint32_t> sort_within_coarse_keys(const IndexVector<std::uint64_t>& keys,
+                                                   IndexVector<index_t>& order, int threads,
+                                                   FineOf fine_of) {
   const std::size_t n = keys.size();
   const auto signed_n = static_cast<std::int64_t>(n);
   // Computed in the caller's order first: its points are read in sequence, not at random.
-  ResultVector<std::uint32_t> fine_of_index, fine;
+  IndexVector<std::uint32_t> fine_of_index, fine;
   sized_for_overwrite(fine_of_index, n);
   sized_for_overwrite(fine, n);
 #pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
@@ -115,7 +115,7 @@ ResultVector<std::uint32_t> sort_within_coarse_keys(const ResultVector<std::uint
 /// records (cell key << 32 | index, `key_bits` bits of key) in the caller's order: fewer than
 /// half of 4096 evenly spaced pairs of neighbours in that order share the top 8 bits of their
 /// key. In random order about 1 in 256 pairs do, in a spatial order nearly all.
-bool scattered_order(const ResultVector<std::uint64_t>& records, int key_bits) {
+bool scattered_order(const IndexVector<std::uint64_t>& records, int key_bits) {
   constexpr std::size_t kPairs = 4096;
   const std::size_t n = records.size();
   if (n < 2 || key_bits < 8) return false;
@@ -214,7 +214,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     return c;
   };
 
-  // Work arrays are left uninitialized on resize (ResultVector): each loop below writes every
+  // Work arrays are left uninitialized on resize (IndexVector): each loop below writes every
   // element, in parallel, so no thread zeroes memory first.
   //
   // Keys that fit in 32 bits (full resolution, up to 2^10 cells per axis in 3D, 2^16 in 2D) are
@@ -232,7 +232,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     layout.z_bits =
         static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[Dim - 1] - 1)));
   }
-  ResultVector<std::uint64_t> keys;
+  IndexVector<std::uint64_t> keys;
   // The key of the cell at sorted position s (slab bits dropped), and the slab.
   const auto key_at = [&](std::int64_t s) {
     return (packed ? keys[s] >> 32 : keys[s]) >> slab_bits;
@@ -271,7 +271,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // boundaries: where the key changes (or, with a coarse key, the exact cell), marked, then turned
   // into cell starts with a prefix sum (index_cells).
   for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
-  ResultVector<std::uint32_t> marks;
+  IndexVector<std::uint32_t> marks;
   sized_for_overwrite(marks, n);
   // A cell key without its low Dim * (kFrameBits - shift) bits is the Morton code of the cell's
   // float frame (shift < kFrameBits: a coarse key drops fewer bits per axis than a frame spans).
@@ -287,8 +287,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     }
   };
   // With coarse keys, the low Dim * shift bits of each sorted position's cell code (fine[s]).
-  ResultVector<std::uint32_t> fine;
-  ResultVector<std::uint64_t> scratch_keys;
+  IndexVector<std::uint32_t> fine;
+  IndexVector<std::uint64_t> scratch_keys;
   if (packed && radix_detail::top_digit_first_pays(n, key_bits) &&
       scattered_order(keys, key_bits)) {
     // The points are read in the caller's order as the top-digit pass moves their records, their
@@ -326,15 +326,15 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     };
     radix_detail::sort_top_digit_first_carrying(keys.data(), scratch_keys.data(), n, 32, key_bits,
                                                 threads, carry_for, finish_for);
-    ResultVector<std::uint64_t>().swap(scratch_keys);
+    IndexVector<std::uint64_t>().swap(scratch_keys);
   } else {
     if (packed) {
       radix_sort_packed(keys, key_bits, threads, scratch_keys);
     } else {
-      ResultVector<std::uint32_t> scratch_values;
+      IndexVector<std::uint32_t> scratch_values;
       radix_sort_pairs(keys, layout.order, key_bits, threads, scratch_keys, scratch_values);
     }
-    ResultVector<std::uint64_t>().swap(scratch_keys);
+    IndexVector<std::uint64_t>().swap(scratch_keys);
     if (shift > 0) {
       const auto low_mask = (std::uint32_t{1} << shift) - 1;
       fine = sort_within_coarse_keys(keys, layout.order, threads, [&](std::size_t i) {
@@ -535,7 +535,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   const std::size_t words = (static_cast<std::size_t>(blocks) + 63) / 64;
   const auto wanted = static_cast<int>(
       std::clamp<std::size_t>(count / words, 1, static_cast<std::size_t>(threads)));
-  ResultVector<std::uint64_t> marks;
+  IndexVector<std::uint64_t> marks;
   sized_for_overwrite(marks, static_cast<std::size_t>(wanted) * words);
   std::size_t copies = 1;
 #pragma omp parallel num_threads(usable_threads(wanted))

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "../engine_base.hpp"
+#include "../index_vector.hpp"
 #include "../morton.hpp"
 #include "../prefix_sum.hpp"
 #include "../threads.hpp"
@@ -77,8 +78,8 @@ namespace spatialhash::detail {
 /// (tests/test_index_memory.cpp measures it).
 template <int Dim>
 struct CellListSpare {
-  std::array<ResultVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
-  std::vector<std::uint8_t> changed_cell;           ///< per old position: 1 if the cell changed
+  std::array<IndexVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
+  std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
   /// Per old position, the key of a mover's new cell; then, per new position, the key of the
   /// cell beginning there.
   std::vector<std::uint64_t> position_keys;
@@ -87,9 +88,9 @@ struct CellListSpare {
   std::vector<std::uint8_t> slab_of;           ///< per new position: its point's slab
   std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
   std::vector<std::uint32_t> sort_values;
-  ResultVector<index_t> order;  ///< the merged layout, swapped in on success
-  std::array<ResultVector<float>, Dim> axis;
-  ResultVector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
+  IndexVector<index_t> order;  ///< the merged layout, swapped in on success
+  std::array<IndexVector<float>, Dim> axis;
+  IndexVector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
 };
 
 /// A tile of the layout's block table spans 2^kTileShift cells per axis: 64 cells (4^3, 8^2),
@@ -519,9 +520,9 @@ class CellListLayout {
     return (h << Dim) | local;
   }
 
-  // Uninitialized on resize (ResultVector): every element is written by the build.
-  ResultVector<index_t> order;
-  std::array<ResultVector<float>, Dim> axis;
+  // Uninitialized on resize (IndexVector): every element is written by the build.
+  IndexVector<index_t> order;
+  std::array<IndexVector<float>, Dim> axis;
   std::vector<std::uint32_t> cell_start;
   /// Within each cell the points are sorted by slab (build()); slab_start[c * (slabs() - 1) + j -
   /// 1] is the first sorted position of slab j >= 1 of cell c (slab_begin()). Empty with one slab.
@@ -562,7 +563,7 @@ class CellListLayout {
   /// running cell counts; `cell_at(s)` gives the coordinates of the cell that begins at sorted
   /// position s. Sets cell_start and returns the coordinates of each cell, for index_lookup().
   template <class CellAt>
-  std::vector<CellCoord> index_cells(ResultVector<std::uint32_t>& marks, int threads,
+  std::vector<CellCoord> index_cells(IndexVector<std::uint32_t>& marks, int threads,
                                      CellAt cell_at) {
     const std::size_t n = marks.size();
     parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
