@@ -3,24 +3,29 @@
 // nothing large before (a plain program, or a Python script: glibc's mmap threshold at its start
 // value) and one that freed a 24 MiB block first (which raises glibc's mmap and trim thresholds,
 // so that the heap keeps and reuses freed memory: the state spatialhash_bench runs in). Medians of
-// `reps` repetitions after a first, untimed one; the ratio is plain / raised. With the library's
-// arrays of 2 MiB or more mapped by itself (spatialhash/mapped_blocks.hpp) both states should
-// read the same; docs/benchmarks.md, sixty-ninth session, has the figures before and after.
+// `repeats` repetitions after a first, untimed one; the ratio is plain / raised. The index's own
+// arrays of 2 MiB or more are mapped by the library itself (spatialhash/mapped_blocks.hpp), so
+// from about 500k points the builds read the same in both states; results under 32 MiB still come
+// from glibc's heap. docs/benchmarks.md, sixty-ninth session, has the figures before and after.
 //
-//   heap_history [n=1000000] [reps=7] [threads=0 (all cores)]
+//   heap_history [W2] [points] [threads, 0: all] [repeats]   (bench/report.hpp's side-by-side
+//   arguments; the points are W2-like but generated here: make_workload frees large temporaries,
+//   which would raise the thresholds of the "plain" process)
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "report.hpp"
 #include "spatialhash/spatialhash.hpp"
 
 namespace {
@@ -31,11 +36,6 @@ struct Figures {
   double ms = 0.0;
   std::size_t neighbors = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 /// Runs in a child process: sets up the heap state, then times `reps` builds (with their neighbor
 /// lists when `lists`) after a first, untimed one; returns the median.
@@ -68,7 +68,7 @@ Figures measure(bool raise_threshold, bool lists, std::size_t n, int reps, int t
     if (rep > 0)
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   }
-  f.ms = median(ms);
+  f.ms = bench::median(ms);
   return f;
 }
 
@@ -104,24 +104,26 @@ Figures in_child(bool raise_threshold, bool lists, std::size_t n, int reps, int 
   return f;
 }
 
-long argument(int argc, char** argv, int at, long fallback, long least) {
-  if (argc <= at) return fallback;
-  char* end = nullptr;
-  const long value = std::strtol(argv[at], &end, 10);
-  if (*end != '\0' || value < least) {
-    std::fprintf(stderr, "heap_history: argument %d ('%s') must be an integer >= %ld\n", at,
-                 argv[at], least);
-    std::exit(2);
-  }
-  return value;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto n = static_cast<std::size_t>(argument(argc, argv, 1, 1000000, 1000));
-  const auto reps = static_cast<int>(argument(argc, argv, 2, 7, 1));
-  const auto threads = static_cast<int>(argument(argc, argv, 3, 0, 0));
+  bench::SideBySideArgs args;
+  try {
+    args = bench::parse_side_by_side_args(argc, argv);
+    if (argc > 1 && args.workload != "W2") {
+      throw std::invalid_argument("the workload is W2 (uniform points), got '" + args.workload +
+                                  "'");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "heap_history: %s\nusage: heap_history [W2] [points: 2 ..= 2^30] "
+                 "[threads: 0 (all) ..= 4096] [repeats: 1 ..= 10000]\n",
+                 e.what());
+    return 2;
+  }
+  const std::size_t n = args.points;
+  const int reps = args.repeats;
+  const int threads = args.threads;
   // No OpenMP region and no large allocation in this process before the children fork. Each
   // figure comes from a process of its own: a process that once made lists has freed blocks that
   // glibc mapped, which raises its thresholds as the 24 MiB block does.

@@ -2,9 +2,10 @@
 // "index B/pt" column and tests/test_index_memory.cpp measure them: the C library's heap bytes
 // allocated and not freed (glibc's mallinfo2: every arena, and the blocks malloc maps), plus the
 // anonymous mappings advised to huge pages (/proc/self/smaps, VmFlags "hg"): the library's mapped
-// blocks (spatialhash/mapped_blocks.hpp), which malloc does not see. Heap ranges the library
-// advises (sized_for_overwrite on a std::vector of 4 MiB or more) would count twice; the layout
-// and result arrays that size are mapped blocks instead.
+// blocks (spatialhash/mapped_blocks.hpp), which malloc does not see. A heap range the library
+// advises (sized_for_overwrite on an array of 4 MiB or more from operator new: results under
+// 32 MiB) counts twice while it lives; across a build, what the index keeps is its layout, whose
+// arrays that size are mapped blocks.
 #pragma once
 
 #include <malloc.h>

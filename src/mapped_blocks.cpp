@@ -2,7 +2,6 @@
 // pages.
 #include "spatialhash/mapped_blocks.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <new>
 
@@ -19,7 +18,7 @@ constexpr std::size_t kSmallPage = std::size_t{1} << 12;
 
 std::size_t mapped_block_length(std::size_t bytes, std::size_t mapped_from) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
-  if (bytes < std::max(mapped_from, kHugePage) || bytes > SIZE_MAX - kHugePage) return 0;
+  if (bytes < mapped_from || bytes > SIZE_MAX - kHugePage) return 0;
   const std::size_t whole_huge_pages = (bytes + kHugePage - 1) & ~(kHugePage - 1);
   if (whole_huge_pages - bytes <= bytes / 8) return whole_huge_pages;
   return (bytes + kSmallPage - 1) & ~(kSmallPage - 1);

@@ -39,7 +39,7 @@ namespace {
 
 /// Heap bytes in use and mapped blocks (memory_in_use()); -1 where glibc cannot say or another
 /// allocator (AddressSanitizer's) serves malloc.
-double heap_bytes_in_use() {
+double measured_memory() {
 #if defined(SPATIALHASH_TEST_ASAN)
   return -1.0;
 #else
@@ -74,10 +74,10 @@ void check_index_memory(const datasets::Dataset& data) {
                             (std::is_same_v<T, float> ? "float" : "double");
   const std::vector<T> coords(data.xyz.begin(), data.xyz.end());
   const auto n = static_cast<double>(coords.size() / Dim);
-  const double before = heap_bytes_in_use();
+  const double before = measured_memory();
   if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
   const spatialhash::Index<Dim, T> index(std::span<const T>(coords), data.radius);
-  const double held = heap_bytes_in_use() - before;
+  const double held = measured_memory() - before;
 
   const double per_point = 4.0 * Dim + 4.0;  // float coordinates relative to the lattice, an id
   const double tile_side = Dim == 3 ? 4.0 : 8.0;
@@ -106,15 +106,15 @@ TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   const datasets::Dataset data = datasets::lattice<3>(56, 1.0, 0.05, 2.0, 17);
   std::vector<float> coords(data.xyz.begin(), data.xyz.end());
   const auto n = static_cast<double>(coords.size() / 3);
-  const double before = heap_bytes_in_use();
+  const double before = measured_memory();
   if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
   spatialhash::Index<3, float> index(std::span<const float>(coords), data.radius);
-  const double built = heap_bytes_in_use() - before;
+  const double built = measured_memory() - before;
   // One point in 199 moves by 1.5 spacings along x: most of them change cell (of edge 2), few
   // enough for update() to patch the layout instead of rebuilding it.
   for (std::size_t i = 0; i < coords.size() / 3; i += 199) coords[3 * i] += 1.5f;
   index.update(std::span<const float>(coords));
-  const double updated = heap_bytes_in_use() - before;
+  const double updated = measured_memory() - before;
   std::printf("after update(): %.2f bytes per point (%.2f after the build)\n", updated / n,
               built / n);
   EXPECT_GT(updated, built + 30.0 * n) << "the work arrays are kept";

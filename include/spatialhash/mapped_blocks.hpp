@@ -38,10 +38,11 @@ inline constexpr std::size_t kMappedBlockBytes = std::size_t{32} << 20;
 /// many bytes (one huge page) are mapped blocks (IndexVector): they are what glibc's heap trims
 /// when an index is freed.
 inline constexpr std::size_t kIndexMappedBlockBytes = std::size_t{2} << 20;
+static_assert(kIndexMappedBlockBytes <= kMappedBlockBytes);
 
 /// The length of the mapped block that serves a request of `bytes` (whole 2 MiB pages, or 4 KiB
 /// pages where whole huge pages would add more than an eighth), or 0 where the request, under
-/// `mapped_from` bytes, is served by operator new instead.
+/// `mapped_from` bytes (one huge page at least), is served by operator new instead.
 std::size_t mapped_block_length(std::size_t bytes,
                                 std::size_t mapped_from = kMappedBlockBytes) noexcept;
 /// Maps a block of `length` bytes (a mapped_block_length()), 2 MiB-aligned and advised to huge
