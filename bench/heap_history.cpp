@@ -1,12 +1,14 @@
-// A build's speed against what the process's heap did before: the same builds and build + lists
-// of n uniform points (W2's density: about 30 neighbors) in two fresh processes, one that freed
-// nothing large before (a plain program, or a Python script: glibc's mmap threshold at its start
-// value) and one that freed a 24 MiB block first (which raises glibc's mmap and trim thresholds,
-// so that the heap keeps and reuses freed memory: the state spatialhash_bench runs in). Medians of
-// `repeats` repetitions after a first, untimed one; the ratio is plain / raised. The index's own
-// arrays of 2 MiB or more are mapped by the library itself (spatialhash/mapped_blocks.hpp), so
-// from about 500k points the builds read the same in both states; results under 32 MiB still come
-// from glibc's heap. docs/benchmarks.md, sixty-ninth session, has the figures before and after.
+// A build's speed against what the process's heap did before: the same builds, builds + lists,
+// and update() steps of n uniform points (W2's density: about 30 neighbors) in two fresh
+// processes, one that freed nothing large before (a plain program, or a Python script: glibc's
+// mmap threshold at its start value) and one that freed a 24 MiB block first (which raises
+// glibc's mmap and trim thresholds, so that the heap keeps and reuses freed memory: the state
+// spatialhash_bench runs in). Medians of `repeats` repetitions after a first, untimed one; the
+// ratio is plain / raised. The index's own arrays of 2 MiB or more are mapped by the library
+// itself (spatialhash/mapped_blocks.hpp), so from about 500k points the builds read the same in
+// both states; smaller ones and results under 32 MiB come from glibc's heap. An index that is
+// updated as its points move keeps its arrays and allocates nothing after the first step, in
+// either state. docs/benchmarks.md, sixty-ninth and seventieth sessions, has the figures.
 //
 //   heap_history [W2] [points] [threads, 0: all] [repeats]   (bench/report.hpp's side-by-side
 //   arguments; the points are W2-like but generated here: make_workload frees large temporaries,
@@ -19,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -37,9 +40,16 @@ struct Figures {
   std::size_t neighbors = 0;
 };
 
-/// Runs in a child process: sets up the heap state, then times `reps` builds (with their neighbor
-/// lists when `lists`) after a first, untimed one; returns the median.
-Figures measure(bool raise_threshold, bool lists, std::size_t n, int reps, int threads) {
+/// What each repetition times.
+enum class Step {
+  build,        ///< a new index of the points
+  build_lists,  ///< a new index and its neighbor lists
+  update,       ///< one index's update() after the points moved a little (not timed)
+};
+
+/// Runs in a child process: sets up the heap state, then times `reps` steps after a first,
+/// untimed one; returns the median.
+Figures measure(bool raise_threshold, Step step, std::size_t n, int reps, int threads) {
   if (raise_threshold) {
     std::vector<char> block(std::size_t{24} << 20, 1);  // mapped by malloc, then freed
     if (block[12345] != 1) std::abort();
@@ -51,6 +61,15 @@ Figures measure(bool raise_threshold, bool lists, std::size_t n, int reps, int t
   for (float& x : xyz) x = u(g);
   const double radius = std::cbrt(30.0 / (4.0 / 3.0 * std::acos(-1.0)));
   const spatialhash::Options options{.threads = threads};
+  // update(): every coordinate moves by its own step of up to 0.01 (cells are 1.93 wide: about
+  // 0.8% of the points change cell, under the 2% above which update() rebuilds), forth on odd
+  // repetitions and back on even ones, so that the points stay in their cube. Allocated before
+  // the loop, as the index is.
+  std::vector<float> moves(step == Step::update ? xyz.size() : 0);
+  std::uniform_real_distribution<float> move(-0.01f, 0.01f);
+  for (float& m : moves) m = move(g);
+  std::optional<spatialhash::Index<3, float>> updated;
+  if (step == Step::update) updated.emplace(std::span<const float>(xyz), radius, options);
   // Nothing allocated between the repetitions but what the library allocates: whether a small
   // block kept between two builds sits above the freed ones decides whether glibc trims its heap
   // (one kept 64-byte block per repetition turned 72 ms builds into 16 ms ones), and this program
@@ -59,11 +78,19 @@ Figures measure(bool raise_threshold, bool lists, std::size_t n, int reps, int t
   ms.reserve(static_cast<std::size_t>(reps) + 1);
   Figures f;
   for (int rep = 0; rep <= reps; ++rep) {
+    if (step == Step::update) {
+      const float sign = rep % 2 == 0 ? 1.0f : -1.0f;
+      for (std::size_t i = 0; i < xyz.size(); ++i) xyz[i] += sign * moves[i];
+    }
     const auto start = Clock::now();
-    const spatialhash::Index<3, float> index(std::span<const float>(xyz), radius, options);
-    if (lists) {
-      const spatialhash::NeighborLists found = index.neighbor_lists();
-      f.neighbors = found.indices.size();
+    if (step == Step::update) {
+      updated->update(std::span<const float>(xyz));
+    } else {
+      const spatialhash::Index<3, float> index(std::span<const float>(xyz), radius, options);
+      if (step == Step::build_lists) {
+        const spatialhash::NeighborLists found = index.neighbor_lists();
+        f.neighbors = found.indices.size();
+      }
     }
     if (rep > 0)
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
@@ -74,7 +101,7 @@ Figures measure(bool raise_threshold, bool lists, std::size_t n, int reps, int t
 
 /// Runs measure() in a fresh child process (its heap untouched by the parent) and returns its
 /// figures through a pipe; exits the program if the child fails.
-Figures in_child(bool raise_threshold, bool lists, std::size_t n, int reps, int threads) {
+Figures in_child(bool raise_threshold, Step step, std::size_t n, int reps, int threads) {
   int fds[2];
   if (pipe(fds) != 0) {
     std::perror("heap_history: pipe");
@@ -87,7 +114,7 @@ Figures in_child(bool raise_threshold, bool lists, std::size_t n, int reps, int 
   }
   if (child == 0) {
     close(fds[0]);
-    const Figures f = measure(raise_threshold, lists, n, reps, threads);
+    const Figures f = measure(raise_threshold, step, n, reps, threads);
     const bool written = write(fds[1], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
     _exit(written ? 0 : 1);
   }
@@ -127,18 +154,21 @@ int main(int argc, char** argv) {
   // No OpenMP region and no large allocation in this process before the children fork. Each
   // figure comes from a process of its own: a process that once made lists has freed blocks that
   // glibc mapped, which raises its thresholds as the 24 MiB block does.
-  const Figures plain_build = in_child(false, false, n, reps, threads);
-  const Figures raised_build = in_child(true, false, n, reps, threads);
-  const Figures plain_lists = in_child(false, true, n, reps, threads);
-  const Figures raised_lists = in_child(true, true, n, reps, threads);
+  const Figures plain_build = in_child(false, Step::build, n, reps, threads);
+  const Figures raised_build = in_child(true, Step::build, n, reps, threads);
+  const Figures plain_lists = in_child(false, Step::build_lists, n, reps, threads);
+  const Figures raised_lists = in_child(true, Step::build_lists, n, reps, threads);
+  const Figures plain_update = in_child(false, Step::update, n, reps, threads);
+  const Figures raised_update = in_child(true, Step::update, n, reps, threads);
   std::printf("%zu uniform points (3D float, ~30 neighbors), %d repetitions, medians in ms\n", n,
               reps);
-  std::printf("  %-28s %10s %10s\n", "heap state", "build", "+ lists");
-  std::printf("  %-28s %10.2f %10.2f\n", "plain (nothing freed)", plain_build.ms, plain_lists.ms);
-  std::printf("  %-28s %10.2f %10.2f\n", "raised (24 MiB freed first)", raised_build.ms,
-              raised_lists.ms);
-  std::printf("  %-28s %9.2fx %9.2fx\n", "plain / raised", plain_build.ms / raised_build.ms,
-              plain_lists.ms / raised_lists.ms);
+  std::printf("  %-28s %10s %10s %10s\n", "heap state", "build", "+ lists", "update");
+  std::printf("  %-28s %10.2f %10.2f %10.2f\n", "plain (nothing freed)", plain_build.ms,
+              plain_lists.ms, plain_update.ms);
+  std::printf("  %-28s %10.2f %10.2f %10.2f\n", "raised (24 MiB freed first)", raised_build.ms,
+              raised_lists.ms, raised_update.ms);
+  std::printf("  %-28s %9.2fx %9.2fx %9.2fx\n", "plain / raised", plain_build.ms / raised_build.ms,
+              plain_lists.ms / raised_lists.ms, plain_update.ms / raised_update.ms);
   if (plain_lists.neighbors != raised_lists.neighbors || plain_lists.neighbors == 0) {
     std::printf("neighbor totals differ: %zu against %zu\n", plain_lists.neighbors,
                 raised_lists.neighbors);
