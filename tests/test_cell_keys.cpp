@@ -2,8 +2,9 @@
 // oracle written here, bit by bit (the cell by the lattice rule floor((x - origin) * inv_cell),
 // the Morton code by interleaving one bit at a time), on random points, points exactly on cell
 // boundaries, padded strides, coarse keys, slabs (the slab along the last axis appended, by its
-// own oracle: the fractional part of u times the slab count), ranges whose length is not a
-// multiple of the vector width, both outputs (key and index arrays, or packed records), and the
+// own oracle: the fractional part of u times the slab count), 3D column keys (the Morton code of
+// (x, y), then z in its own bits: the cell_list layout's column order), ranges whose length is not
+// a multiple of the vector width, both outputs (key and index arrays, or packed records), and the
 // query mode of cross queries (points off the lattice, NaN, infinities, clamped cells).
 #include <gtest/gtest.h>
 
@@ -34,10 +35,12 @@ std::uint64_t interleave(const std::array<std::uint64_t, Dim>& cell) {
 }
 
 template <int Dim, class T>
-void check_level(Simd level, std::size_t stride, double cell_size, int shift, int slab_bits) {
+void check_level(Simd level, std::size_t stride, double cell_size, int shift, int slab_bits,
+                 int column_z_bits = -1) {
   SCOPED_TRACE(::testing::Message()
                << "Dim " << Dim << ", " << sizeof(T) * 8 << "-bit, stride " << stride << ", cell "
-               << cell_size << ", shift " << shift << ", slab bits " << slab_bits);
+               << cell_size << ", shift " << shift << ", slab bits " << slab_bits
+               << ", column z bits " << column_z_bits);
   std::mt19937_64 rng(17 + stride + static_cast<std::uint64_t>(shift));
   std::uniform_real_distribution<double> uniform(-3.0, 40.0);
   std::uniform_int_distribution<int> lattice(-6, 80);
@@ -55,6 +58,7 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift, in
   }
   CellKeyInput<Dim, T> input{data.data(), stride, {}, 1.0 / cell_size, shift};
   input.slab_bits = slab_bits;
+  input.column_z_bits = column_z_bits;
   for (int k = 0; k < Dim; ++k) input.origin[k] = -4.0 - cell_size;
   const auto keys_of = best_cell_keys<Dim, T>(level);
   // A range that starts off any vector boundary and leaves a remainder.
@@ -78,7 +82,14 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift, in
         slab = static_cast<std::uint64_t>(std::floor((u - std::floor(u)) * (1 << slab_bits)));
       }
     }
-    ASSERT_EQ(keys[i], interleave<Dim>(cell) << slab_bits | slab) << "point " << i;
+    std::uint64_t code = interleave<Dim>(cell);
+    if constexpr (Dim == 3) {
+      if (column_z_bits >= 0) {
+        ASSERT_LT(cell[2], std::uint64_t{1} << column_z_bits) << "point " << i;
+        code = interleave<2>({cell[0], cell[1]}) << column_z_bits | cell[2];
+      }
+    }
+    ASSERT_EQ(keys[i], code << slab_bits | slab) << "point " << i;
     ASSERT_EQ(order[i], i);
   }
   // Packed records (no order array): code << 32 | index, the codes here fit in 32 bits.
@@ -158,8 +169,14 @@ void check_all_levels() {
     for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 2}}) {
       for (double cell_size : {0.5, 0.1, 0.37}) {
         for (int shift : {0, 3}) {
-          for (int slab_bits : {0, 1, 2})
+          for (int slab_bits : {0, 1, 2}) {
             check_level<Dim, T>(level, stride, cell_size, shift, slab_bits);
+            // Column keys (3D, full resolution): z in 9 bits (cells up to 441 here), or 11.
+            if (Dim == 3 && shift == 0) {
+              for (int z_bits : {9, 11})
+                check_level<Dim, T>(level, stride, cell_size, shift, slab_bits, z_bits);
+            }
+          }
           check_queries<Dim, T>(level, stride, cell_size, shift);
         }
       }

@@ -1,5 +1,5 @@
-// Building the cell_list layout: Morton keys (SIMD key pass, simd/cell_keys.hpp; rewritten as
-// column keys for a layout in column order), parallel radix
+// Building the cell_list layout: Morton keys, or column keys for a layout in column order (SIMD
+// key pass, simd/cell_keys.hpp), parallel radix
 // sort (keys of up to 32 bits packed with their point's index in one 64-bit record) that carries
 // the float coordinates of points in random order along, or a float gather in sorted order, cell
 // table.
@@ -158,40 +158,6 @@ class FrameOrigins {
   std::array<double, Dim> origin_{};
 };
 
-/// Column keys (cell_list_layout.hpp) from the key pass's Morton codes, three levels (9 bits: x,
-/// y, z of each) at a time through a table: entry b holds the 6 bits of x and y of those levels
-/// in Morton order of (x, y) in its low byte, their 3 bits of z above.
-class ColumnKeys {
- public:
-  constexpr ColumnKeys() {
-    for (std::uint32_t b = 0; b < 512; ++b) {
-      std::uint32_t xy = 0, z = 0;
-      for (int level = 0; level < 3; ++level) {
-        xy |= (b >> (3 * level) & 3u) << (2 * level);
-        z |= (b >> (3 * level + 2) & 1u) << level;
-      }
-      table_[b] = static_cast<std::uint16_t>(xy | z << 8);
-    }
-  }
-  /// The column key of the cell whose 3D Morton code (of at most 30 bits: 10 per axis) is
-  /// `morton`, with `z_bits` bits of z.
-  constexpr std::uint64_t operator()(std::uint64_t morton, int z_bits) const {
-    std::uint64_t xy = 0, z = 0;
-    for (int part = 0; part < 4; ++part) {
-      const std::uint16_t entry = table_[morton >> (9 * part) & 511u];
-      xy |= static_cast<std::uint64_t>(entry & 0xFFu) << (6 * part);
-      z |= static_cast<std::uint64_t>(entry >> 8) << (3 * part);
-    }
-    return xy << z_bits | z;
-  }
-
- private:
-  std::array<std::uint16_t, 512> table_{};
-};
-inline constexpr ColumnKeys kColumnKeys{};
-static_assert(kColumnKeys(morton_code<3>({5, 9, 1000}), 10) ==
-              (morton_code<2>({5, 9}) << 10 | 1000));
-
 }  // namespace
 
 template <int Dim>
@@ -225,8 +191,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   layout.slab_bits = slab_bits;
   const int key_bits = Dim * (bits - shift) + slab_bits;
   const bool packed = shift == 0 && key_bits <= 32;
-  // Column order: the key pass's Morton codes rewritten as column keys (one frame, 10 bits per
-  // axis at most: a packed key).
+  // Column order: the key pass computes column keys (cell_key(); one frame, 10 bits per axis at
+  // most: a packed key).
   layout.columns = column_order_for(grid, n) && packed;
   if (layout.columns) {
     layout.z_bits =
@@ -249,6 +215,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     const CellKeysFn<Dim, T> cell_keys = best_cell_keys<Dim, T>(context.simd);
     CellKeyInput<Dim, T> input{points.data, points.stride, grid.origin, grid.inv_cell, shift};
     input.slab_bits = slab_bits;
+    if (layout.columns) input.column_z_bits = layout.z_bits;
     constexpr std::int64_t kChunk = 1024;
     const std::int64_t chunks = (signed_n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
@@ -256,15 +223,6 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
       const auto first = static_cast<std::size_t>(c * kChunk);
       const std::size_t last = std::min(n, first + kChunk);
       cell_keys(input, first, last, keys.data(), packed ? nullptr : layout.order.data());
-      if (layout.columns) {
-        const std::uint64_t slab_mask = (std::uint64_t{1} << slab_bits) - 1;
-        for (std::size_t i = first; i < last; ++i) {
-          const std::uint64_t key = keys[i] >> 32;
-          const std::uint64_t column_key =
-              kColumnKeys(key >> slab_bits, layout.z_bits) << slab_bits | (key & slab_mask);
-          keys[i] = column_key << 32 | (keys[i] & 0xFFFFFFFFu);
-        }
-      }
     }
   }
   // Float coordinates in sorted order (relative to their frame's origin), and the cell

@@ -32,7 +32,13 @@ void cell_keys_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
         slab = static_cast<std::uint64_t>(std::floor(u * slabs) - floor * slabs);
       }
     }
-    std::uint64_t code = morton_code<Dim>(cell) << input.slab_bits | slab;
+    std::uint64_t code = morton_code<Dim>(cell);
+    if constexpr (Dim == 3) {
+      if (input.column_z_bits >= 0) {
+        code = morton_code<2>({cell[0], cell[1]}) << input.column_z_bits | cell[2];
+      }
+    }
+    code = code << input.slab_bits | slab;
     if (input.queries) code = on_lattice ? code + 1 : 0;
     if (order != nullptr) {
       keys[i] = code;

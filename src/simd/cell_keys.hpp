@@ -31,6 +31,12 @@ namespace spatialhash::detail {
 /// slab_bits, plus the point's slab: which of 2^slab_bits equal parts of its cell along the last
 /// axis it lies in, floor(u * 2^slab_bits) - 2^slab_bits * floor(u) for the same computed
 /// u = (x - origin) * inv_cell (exact: scaling by a power of two rounds nothing).
+///
+/// Column keys (`column_z_bits` >= 0; 3D, outside query mode, shift 0): the cell's code is the
+/// Morton code of its (x, y) shifted left by column_z_bits, then its z (column_z_bits must hold
+/// it), the order of a cell_list layout sorted by column (CellListLayout::cell_key), instead of
+/// its 3D Morton code. Computed in the same vector pass: rewriting Morton codes afterwards took
+/// longer than the pass itself.
 template <int Dim, class T>
 struct CellKeyInput {
   const T* data;
@@ -41,10 +47,12 @@ struct CellKeyInput {
   bool queries = false;
   std::array<double, Dim> lower{}, upper{}, last_cell{};
   int slab_bits = 0;
+  int column_z_bits = -1;
 };
 
 /// For i in [begin, end): keys[i] = the key of point i (the Morton code of its cell, coordinates
-/// shifted right by `shift`, then its slab; see query mode and slabs above), order[i] = i; or, with
+/// shifted right by `shift`, or its column key, then its slab; see query mode, slabs and column
+/// keys above), order[i] = i; or, with
 /// order == nullptr, keys[i] = key << 32 | i (a packed record, radix_sort_packed: the key must then
 /// fit in 32 bits). Outside query mode every point must lie on the lattice: 0 <= cell < 2^30 per
 /// axis.

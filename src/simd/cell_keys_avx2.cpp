@@ -96,7 +96,7 @@ inline Axes<Dim> load_packed(const T* at) {
 /// The key pass over [begin, end) in steps of 4 points, the rest left to the caller; the points
 /// packed (stride Dim, load_packed) or not (gathered). `input` is the caller's, copied: the stores
 /// then cannot alias it, and its fields stay in registers. Returns where the steps stopped.
-template <bool kPacked, int Dim, class T>
+template <bool kPacked, bool kColumns, int Dim, class T>
 std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, std::size_t end,
                           std::uint64_t* keys, std::uint32_t* order) {
   constexpr std::size_t kStep = 4;
@@ -139,8 +139,19 @@ std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, s
       }
       // Cells are below 2^30: the signed conversion is exact.
       const __m128i cell = _mm_srl_epi32(_mm256_cvttpd_epi32(floor), shift);
-      const __m256i spread = spread_bits<Dim>(_mm256_cvtepu32_epi64(cell));
-      key = _mm256_or_si256(key, _mm256_sll_epi64(spread, _mm_cvtsi32_si128(k)));
+      const __m256i wide = _mm256_cvtepu32_epi64(cell);
+      if constexpr (kColumns) {
+        // (x, y) interleaved; z appended below the code after the loop.
+        if (k < 2) {
+          key = _mm256_or_si256(key, _mm256_sll_epi64(spread_bits<2>(wide), _mm_cvtsi32_si128(k)));
+        } else {
+          key =
+              _mm256_or_si256(_mm256_sll_epi64(key, _mm_cvtsi32_si128(input.column_z_bits)), wide);
+        }
+      } else {
+        const __m256i spread = spread_bits<Dim>(wide);
+        key = _mm256_or_si256(key, _mm256_sll_epi64(spread, _mm_cvtsi32_si128(k)));
+      }
     }
     key = _mm256_or_si256(_mm256_sll_epi64(key, _mm_cvtsi32_si128(input.slab_bits)), slab);
     if (input.queries) {
@@ -170,9 +181,17 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
     cell_keys_scalar(input, begin, end, keys, order);
     return;
   }
-  const std::size_t rest = input.stride == Dim
-                               ? keys_in_steps<true>(input, begin, end, keys, order)
-                               : keys_in_steps<false>(input, begin, end, keys, order);
+  std::size_t rest = begin;
+  if constexpr (Dim == 3) {
+    if (input.column_z_bits >= 0) {
+      rest = input.stride == Dim ? keys_in_steps<true, true>(input, begin, end, keys, order)
+                                 : keys_in_steps<false, true>(input, begin, end, keys, order);
+      cell_keys_scalar(input, rest, end, keys, order);
+      return;
+    }
+  }
+  rest = input.stride == Dim ? keys_in_steps<true, false>(input, begin, end, keys, order)
+                             : keys_in_steps<false, false>(input, begin, end, keys, order);
   cell_keys_scalar(input, rest, end, keys, order);
 }
 

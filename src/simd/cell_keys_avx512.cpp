@@ -111,7 +111,7 @@ inline __m512d gather_axis(const T* first, __m256i offsets) {
 /// The key pass over [begin, end) in steps of 8 points, the rest left to the caller; the points
 /// packed (stride Dim, loaded by PackedAxes) or not (gathered). `input` is the caller's, copied:
 /// the stores then cannot alias it, and its fields stay in registers.
-template <bool kPacked, int Dim, class T>
+template <bool kPacked, bool kColumns, int Dim, class T>
 std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, std::size_t end,
                           std::uint64_t* keys, std::uint32_t* order) {
   constexpr std::size_t kStep = 8;
@@ -157,8 +157,19 @@ std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, s
       }
       const __m256i cell = _mm256_srl_epi32(_mm512_maskz_cvttpd_epu32(kAll, floor), shift);
       const __m512i wide = _mm512_maskz_cvtepu32_epi64(kAll, cell);
-      const __m512i spread = spread_bits<Dim>(wide);
-      key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
+      if constexpr (kColumns) {
+        // (x, y) interleaved; z appended below the code after the loop.
+        if (k < 2) {
+          key = _mm512_or_si512(
+              key, _mm512_maskz_sll_epi64(kAll, spread_bits<2>(wide), _mm_cvtsi32_si128(k)));
+        } else {
+          key = _mm512_or_si512(
+              _mm512_maskz_sll_epi64(kAll, key, _mm_cvtsi32_si128(input.column_z_bits)), wide);
+        }
+      } else {
+        const __m512i spread = spread_bits<Dim>(wide);
+        key = _mm512_or_si512(key, _mm512_maskz_sll_epi64(kAll, spread, _mm_cvtsi32_si128(k)));
+      }
     }
     key = _mm512_or_si512(_mm512_maskz_sll_epi64(kAll, key, _mm_cvtsi32_si128(input.slab_bits)),
                           slab);
@@ -185,9 +196,17 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
     cell_keys_scalar(input, begin, end, keys, order);
     return;
   }
-  const std::size_t rest = input.stride == Dim
-                               ? keys_in_steps<true>(input, begin, end, keys, order)
-                               : keys_in_steps<false>(input, begin, end, keys, order);
+  std::size_t rest = begin;
+  if constexpr (Dim == 3) {
+    if (input.column_z_bits >= 0) {
+      rest = input.stride == Dim ? keys_in_steps<true, true>(input, begin, end, keys, order)
+                                 : keys_in_steps<false, true>(input, begin, end, keys, order);
+      cell_keys_scalar(input, rest, end, keys, order);
+      return;
+    }
+  }
+  rest = input.stride == Dim ? keys_in_steps<true, false>(input, begin, end, keys, order)
+                             : keys_in_steps<false, false>(input, begin, end, keys, order);
   cell_keys_scalar(input, rest, end, keys, order);
 }
 
