@@ -100,7 +100,7 @@ TEST(IndexMemory, LatticeStaysNearSixteenBytesPerPoint) {
 }
 
 // After an update() that moves points between cells the default engine also keeps its work
-// arrays, so that later steps allocate nothing: README gives about 41 bytes per point in 3D on top
+// arrays, so that later steps allocate nothing: README gives about 37 bytes per point in 3D on top
 // of the layout; the bound leaves room for a slab byte and the movers' sort arrays.
 TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   const datasets::Dataset data = datasets::lattice<3>(56, 1.0, 0.05, 2.0, 17);

@@ -12,7 +12,6 @@
 
 #include "../growable_buffer.hpp"
 #include "../morton.hpp"
-#include "../prefix_sum.hpp"
 #include "../radix_sort.hpp"
 #include "../simd/cell_keys.hpp"
 #include "../threads.hpp"
@@ -225,12 +224,11 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
       cell_keys(input, first, last, keys.data(), packed ? nullptr : layout.order.data());
     }
   }
-  // Float coordinates in sorted order (relative to their frame's origin), and the cell
-  // boundaries: where the key changes (or, with a coarse key, the exact cell), marked, then turned
-  // into cell starts with a prefix sum (index_cells).
+  // Float coordinates in sorted order (relative to their frame's origin), and a bit for each
+  // sorted position that begins a cell: where the key changes (or, with a coarse key, the exact
+  // cell), turned into cell starts by index_cells.
+  std::vector<std::uint64_t> begins((n + 63) / 64, 0);
   for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
-  IndexVector<std::uint32_t> marks;
-  sized_for_overwrite(marks, n);
   // A cell key without its low Dim * (kFrameBits - shift) bits is the Morton code of the cell's
   // float frame (shift < kFrameBits: a coarse key drops fewer bits per axis than a frame spans).
   static_assert(kMortonBitsPerAxis<Dim> + kFrameBits > 30, "coarse keys must hold frames");
@@ -271,6 +269,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
           const auto from = layout.axis[k].begin() + static_cast<std::ptrdiff_t>(first);
           bucket[k].assign(from, from + static_cast<std::ptrdiff_t>(count));
         }
+        CellBegins marks(begins);
         for (std::size_t s = first; s < first + count; ++s) {
           const auto j = static_cast<std::uint32_t>(keys[s]);
           layout.order[s] = values[j];
@@ -278,7 +277,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
           // A bucket's first point begins a cell: the bucket before has another top digit, of
           // the cell code's bits (the digit lies above the slab bits).
           const auto signed_s = static_cast<std::int64_t>(s);
-          marks[s] = s == first || key_at(signed_s) != key_at(signed_s - 1) ? 1u : 0u;
+          marks.set(s, s == first || key_at(signed_s) != key_at(signed_s - 1));
         }
       };
     };
@@ -311,6 +310,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
 #pragma omp parallel num_threads(usable_threads(threads))
     {
       FrameOrigins<Dim> frames(grid, frame_shift);
+      CellBegins marks(begins);  // this thread's positions come in order (a static schedule)
 #pragma omp for schedule(static)
       for (std::int64_t s = 0; s < signed_n; ++s) {
         if (s + kPrefetchAhead < signed_n) {
@@ -319,9 +319,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
         const index_t i = index_at(s);
         if (packed) layout.order[s] = i;
         write_relative(frames, key_at(s), i, static_cast<std::size_t>(s));
-        const bool boundary =
-            s == 0 || key_at(s) != key_at(s - 1) || (shift > 0 && fine[s] != fine[s - 1]);
-        marks[s] = boundary ? 1u : 0u;
+        marks.set(static_cast<std::size_t>(s),
+                  s == 0 || key_at(s) != key_at(s - 1) || (shift > 0 && fine[s] != fine[s - 1]));
       }
     }
   }
@@ -329,15 +328,16 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
   // points (read at random: a cache miss per cell at 4M points).
   // (Column keys lie below the frame bits: their frames decoded as frame 0, as they are.)
-  const std::vector<CellCoord> coords = layout.index_cells(marks, threads, [&](std::uint32_t s) {
-    if (layout.columns) return layout.cell_of_key(key_at(s));
-    CellCoord c = morton_decode<Dim>(key_at(s));
-    if (shift > 0) {
-      const CellCoord low = morton_decode<Dim>(fine[s]);
-      for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
-    }
-    return c;
-  });
+  const std::vector<CellCoord> coords =
+      layout.index_cells(begins, n, threads, [&](std::uint32_t s) {
+        if (layout.columns) return layout.cell_of_key(key_at(s));
+        CellCoord c = morton_decode<Dim>(key_at(s));
+        if (shift > 0) {
+          const CellCoord low = morton_decode<Dim>(fine[s]);
+          for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
+        }
+        return c;
+      });
   layout.index_slabs(threads, slab_at);
   layout.index_order(coords, threads);
   layout.index_lookup(grid, coords, threads);

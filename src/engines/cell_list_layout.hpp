@@ -57,6 +57,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <optional>
@@ -66,14 +67,44 @@
 #include "../engine_base.hpp"
 #include "../index_vector.hpp"
 #include "../morton.hpp"
-#include "../prefix_sum.hpp"
 #include "../threads.hpp"
 
 namespace spatialhash::detail {
 
+/// Writes the bitmap of cell beginnings that CellListLayout::index_cells() reads, for a run of
+/// consecutive sorted positions visited in order by one thread: a word's bits are gathered in a
+/// register and ORed into the bitmap once per word, atomically, as the runs of two threads may
+/// share the words at their ends (the bitmap must start zeroed).
+class CellBegins {
+ public:
+  explicit CellBegins(std::span<std::uint64_t> bits) : bits_(bits) {}
+  CellBegins(const CellBegins&) = delete;
+  CellBegins& operator=(const CellBegins&) = delete;
+  ~CellBegins() { flush(); }
+  /// Position s (at or after the previous one) begins a cell when `begins`.
+  void set(std::size_t s, bool begins) {
+    if (s / 64 != word_) {
+      flush();
+      word_ = s / 64;
+    }
+    pending_ |= static_cast<std::uint64_t>(begins) << (s % 64);
+  }
+
+ private:
+  void flush() {
+    if (pending_ != 0) {
+      std::atomic_ref<std::uint64_t>(bits_[word_]).fetch_or(pending_, std::memory_order_relaxed);
+    }
+    pending_ = 0;
+  }
+  std::span<std::uint64_t> bits_;
+  std::size_t word_ = 0;
+  std::uint64_t pending_ = 0;
+};
+
 /// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
-/// allocates (and page-faults) nothing once they have grown to the point count: about 41 bytes
-/// per point in 3D (33 in 2D; one more with slabs) after an update that moved points between
+/// allocates (and page-faults) nothing once they have grown to the point count: about 37 bytes
+/// per point in 3D (29 in 2D; one more with slabs) after an update that moved points between
 /// cells (21 in 3D after one that only refreshed coordinates), on top of the layout's 16
 /// (tests/test_index_memory.cpp measures it).
 template <int Dim>
@@ -90,7 +121,7 @@ struct CellListSpare {
   std::vector<std::uint32_t> sort_values;
   IndexVector<index_t> order;  ///< the merged layout, swapped in on success
   std::array<IndexVector<float>, Dim> axis;
-  IndexVector<std::uint32_t> cell_marks;  ///< 1 where a cell begins, then its running count
+  std::vector<std::uint64_t> cell_begins;  ///< bitmap of the merged cells' first positions
 };
 
 /// A tile of the layout's block table spans 2^kTileShift cells per axis: 64 cells (4^3, 8^2),
@@ -559,24 +590,42 @@ class CellListLayout {
   std::array<std::int64_t, Dim> dims{};
 
  private:
-  /// Cell starts from `marks` (1 at the first sorted position of each cell), which this turns into
-  /// running cell counts; `cell_at(s)` gives the coordinates of the cell that begins at sorted
-  /// position s. Sets cell_start and returns the coordinates of each cell, for index_lookup().
+  /// Cell starts of `n` sorted positions from `begins`, a bitmap of them (bit s % 64 of word
+  /// s / 64 set where a cell begins: always at s = 0; CellBegins); `cell_at(s)` gives the
+  /// coordinates of the cell that begins at sorted position s. Sets cell_start and returns the
+  /// coordinates of each cell, for index_lookup(). Each thread counts the bits of its slice of
+  /// the words, then writes the starts of its cells: a bit per point read twice, where 32-bit
+  /// marks were written twice and read three times by a prefix sum (docs/benchmarks.md).
   template <class CellAt>
-  std::vector<CellCoord> index_cells(IndexVector<std::uint32_t>& marks, int threads,
-                                     CellAt cell_at) {
-    const std::size_t n = marks.size();
-    parallel_inclusive_scan(std::span<std::uint32_t>(marks), threads);
-    const std::size_t count = n > 0 ? marks[n - 1] : 0;
-    cell_start.resize(count + 1);
-    cell_start[count] = static_cast<std::uint32_t>(n);
-    const auto signed_n = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t s = 0; s < signed_n; ++s) {
-      if (s == 0 || marks[s] != marks[s - 1]) {
-        cell_start[marks[s] - 1] = static_cast<std::uint32_t>(s);
+  std::vector<CellCoord> index_cells(std::span<const std::uint64_t> begins, std::size_t n,
+                                     int threads, CellAt cell_at) {
+    const std::size_t words = begins.size();
+    std::vector<std::size_t> cells_before(static_cast<std::size_t>(std::max(threads, 1)) + 1, 0);
+#pragma omp parallel num_threads(usable_threads(threads))
+    {
+      // A slice per thread of the team, which may be smaller than asked for (team_size()).
+      const auto team = static_cast<std::size_t>(team_size());
+      const auto t = static_cast<std::size_t>(thread_id());
+      const std::size_t first = words * t / team, last = words * (t + 1) / team;
+      std::size_t begun = 0;
+      for (std::size_t w = first; w < last; ++w) begun += std::popcount(begins[w]);
+      cells_before[t + 1] = begun;
+#pragma omp barrier
+#pragma omp single
+      {
+        for (std::size_t u = 1; u <= team; ++u) cells_before[u] += cells_before[u - 1];
+        cell_start.resize(cells_before[team] + 1);
+      }
+      std::size_t c = cells_before[t];
+      std::uint32_t* starts = cell_start.data();
+      for (std::size_t w = first; w < last; ++w) {
+        for (std::uint64_t bits = begins[w]; bits != 0; bits &= bits - 1) {
+          starts[c++] = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
+        }
       }
     }
+    const std::size_t count = cell_start.size() - 1;
+    cell_start[count] = static_cast<std::uint32_t>(n);
     std::vector<CellCoord> coords(count);
     const auto signed_cells = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static) num_threads(usable_threads(threads))

@@ -225,7 +225,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   mover_begin[chunks] = movers;
   spare.order.resize(n);
   for (int k = 0; k < Dim; ++k) spare.axis[k].resize(n);
-  spare.cell_marks.resize(n);
+  spare.cell_begins.assign((n + 63) / 64, 0);
   spare.slab_of.resize(slab_bits > 0 ? n : 0);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads))
   for (std::int64_t j = 0; j < signed_chunks; ++j) {
@@ -235,11 +235,12 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     std::size_t t = cell_start[first[j]] - changed_before[j] + m;
     std::uint64_t previous = 0;
     bool first_out = true;  // keys below this chunk's interval belong to earlier chunks
+    CellBegins marks(spare.cell_begins);  // the chunk's output positions come in order
     const auto emit = [&](std::uint32_t s, std::uint64_t key) {
       spare.order[t] = order[s];
       for (int k = 0; k < Dim; ++k) spare.axis[k][t] = spare.moved_axis[k][s];
       const bool begins_cell = first_out || key >> slab_bits != previous >> slab_bits;
-      spare.cell_marks[t] = begins_cell ? 1u : 0u;
+      marks.set(t, begins_cell);
       if (begins_cell) spare.position_keys[t] = key >> slab_bits;
       if (slab_bits > 0) spare.slab_of[t] = static_cast<std::uint8_t>(key & (slab_count - 1));
       previous = key;
@@ -277,7 +278,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   next.columns = columns;
   next.z_bits = z_bits;
   const std::vector<CellCoord> coords =
-      next.index_cells(spare.cell_marks, threads,
+      next.index_cells(spare.cell_begins, n, threads,
                        [&](std::uint32_t s) { return cell_of_key(spare.position_keys[s]); });
   next.index_slabs(threads, [&](std::uint32_t s) { return static_cast<int>(spare.slab_of[s]); });
   next.index_order(coords, threads);
