@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "spatialhash/types.hpp"
 
@@ -52,10 +53,9 @@ struct CellKeyInput {
 
 /// For i in [begin, end): keys[i] = the key of point i (the Morton code of its cell, coordinates
 /// shifted right by `shift`, or its column key, then its slab; see query mode, slabs and column
-/// keys above), order[i] = i; or, with
-/// order == nullptr, keys[i] = key << 32 | i (a packed record, radix_sort_packed: the key must then
-/// fit in 32 bits). Outside query mode every point must lie on the lattice: 0 <= cell < 2^30 per
-/// axis.
+/// keys above), order[i] = i; or, with order == nullptr, keys[i] = key << 32 | i (a packed record,
+/// radix_sort_packed: the key must then fit in 32 bits). Outside query mode every point must lie
+/// on the lattice: 0 <= cell < 2^30 per axis.
 template <int Dim, class T>
 using CellKeysFn = void (*)(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
                             std::uint64_t* keys, std::uint32_t* order);
@@ -69,6 +69,22 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
 template <int Dim, class T>
 void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
                       std::uint64_t* keys, std::uint32_t* order);
+
+/// How a vector key pass picks its loop: calls `steps(packed, columns)` with std::bool_constant
+/// arguments, packed when the points lie at stride Dim (loaded as whole vectors, not gathered),
+/// columns when column keys are asked for (3D only), and returns what it returns.
+template <int Dim, class T, class Steps>
+std::size_t run_key_steps(const CellKeyInput<Dim, T>& input, Steps steps) {
+  const bool packed = input.stride == Dim;
+  if constexpr (Dim == 3) {
+    if (input.column_z_bits >= 0) {
+      return packed ? steps(std::true_type{}, std::true_type{})
+                    : steps(std::false_type{}, std::true_type{});
+    }
+  }
+  return packed ? steps(std::true_type{}, std::false_type{})
+                : steps(std::false_type{}, std::false_type{});
+}
 
 /// The fastest key pass this build and processor run, at or below `limit`.
 template <int Dim, class T>

@@ -181,17 +181,10 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
     cell_keys_scalar(input, begin, end, keys, order);
     return;
   }
-  std::size_t rest = begin;
-  if constexpr (Dim == 3) {
-    if (input.column_z_bits >= 0) {
-      rest = input.stride == Dim ? keys_in_steps<true, true>(input, begin, end, keys, order)
-                                 : keys_in_steps<false, true>(input, begin, end, keys, order);
-      cell_keys_scalar(input, rest, end, keys, order);
-      return;
-    }
-  }
-  rest = input.stride == Dim ? keys_in_steps<true, false>(input, begin, end, keys, order)
-                             : keys_in_steps<false, false>(input, begin, end, keys, order);
+  const std::size_t rest = run_key_steps(input, [&](auto packed, auto columns) {
+    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end, keys,
+                                                                            order);
+  });
   cell_keys_scalar(input, rest, end, keys, order);
 }
 
