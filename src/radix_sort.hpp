@@ -236,12 +236,17 @@ void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int f
 /// moved into sorted order: records are key << 32 | value (first_bit >= 32). The top-digit pass,
 /// the only pass over the whole array, reads the records in input order, and `carry_for(t)`
 /// makes thread t's carry(i, dst), which copies record i's data to position dst, in the caller's
-/// own arrays. Each bucket is then sorted in cache with its records' values replaced by their
-/// position in the bucket, and handed to finish(first, count, values) (`finish_for(t)` makes
-/// thread t's): records[first, first + count) hold the bucket's sorted keys, each with the
-/// position j in the bucket where carry put its data (first + j) in its low 32 bits, and
-/// values[j] is that record's value. Against sort_top_digit_first followed by a gather in sorted
-/// order, the caller's data are read in sequence instead of at random.
+/// own arrays. Each bucket is then sorted in cache and handed to finish(first, count, source)
+/// (`finish_for(t)` makes thread t's): records[first, first + count) hold the bucket's sorted
+/// records (values as given), and source[s - first] is the position j in the bucket where carry
+/// put the data of the record now at s (first + j). Against sort_top_digit_first followed by a
+/// gather in sorted order, the caller's data are read in sequence instead of at random.
+///
+/// A bucket whose keys below the top digit take few values against its records (2^low_bits at
+/// most twice the records, or one digit's counts) is sorted by one counting pass that writes
+/// each record and its source position in their place at once; a sparse one (wide keys, few
+/// records) by sort_bucket on records whose values are replaced by their bucket position, the
+/// values put back afterwards.
 template <class Record, class CarryFor, class FinishFor>
 void sort_top_digit_first_carrying(Record* records, Record* scratch, std::size_t n, int first_bit,
                                    int key_bits, int threads, CarryFor carry_for,
@@ -254,17 +259,40 @@ void sort_top_digit_first_carrying(Record* records, Record* scratch, std::size_t
   constexpr int kCarryingTopBits = 8;
   const int top_bits = std::min(top_digit_bits(key_bits), kCarryingTopBits);
   const auto bucket_for = [&](int thread) {
-    return [&, finish = finish_for(thread), values = std::vector<std::uint32_t>(),
-            counts = std::vector<std::uint32_t>(std::size_t{1} << kMaxDigitBits)](
+    return [&, finish = finish_for(thread), source = std::vector<std::uint32_t>(),
+            values = std::vector<std::uint32_t>(), counts = std::vector<std::uint32_t>()](
                std::size_t first, std::size_t count, int low_bits) mutable {
-      values.resize(count);
+      source.resize(count);
       Record* bucket = scratch + first;
-      for (std::size_t j = 0; j < count; ++j) {
-        values[j] = static_cast<std::uint32_t>(bucket[j]);
-        bucket[j] = (bucket[j] & kKeyBits) | j;
+      Record* sorted = records + first;
+      const std::size_t digits = std::size_t{1} << low_bits;
+      if (digits <= std::max(std::size_t{1} << kMaxDigitBits, 2 * count)) {
+        counts.assign(digits, 0);
+        const Record mask = digits - 1;
+        for (std::size_t j = 0; j < count; ++j) ++counts[(bucket[j] >> first_bit) & mask];
+        std::uint32_t sum = 0;
+        for (std::uint32_t& c : counts) sum += std::exchange(c, sum);
+        for (std::size_t j = 0; j < count; ++j) {
+          const Record record = bucket[j];
+          const std::uint32_t s = counts[(record >> first_bit) & mask]++;
+          sorted[s] = record;
+          source[s] = static_cast<std::uint32_t>(j);
+        }
+      } else {
+        values.resize(count);
+        for (std::size_t j = 0; j < count; ++j) {
+          values[j] = static_cast<std::uint32_t>(bucket[j]);
+          bucket[j] = (bucket[j] & kKeyBits) | j;
+        }
+        counts.resize(std::size_t{1} << kMaxDigitBits);
+        sort_bucket(bucket, sorted, count, first_bit, low_bits, counts.data());
+        for (std::size_t s = 0; s < count; ++s) {
+          const auto j = static_cast<std::uint32_t>(sorted[s]);
+          source[s] = j;
+          sorted[s] = (sorted[s] & kKeyBits) | values[j];
+        }
       }
-      sort_bucket(bucket, records + first, count, first_bit, low_bits, counts.data());
-      finish(first, count, values.data());
+      finish(first, count, source.data());
     };
   };
   by_top_digit(records, scratch, n, first_bit, key_bits, top_bits, threads, carry_for, bucket_for);

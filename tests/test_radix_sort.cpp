@@ -100,9 +100,11 @@ TEST(RadixSort, TopDigitFirstMatchesAStableSort) {
 }
 
 // The carrying form: each record's data (here a value derived from its index) is carried by the
-// top-digit pass, then every bucket handed to the finish exactly once; the finish rebuilds each
-// sorted position's value and data from the bucket positions in the records' low bits, which
-// must give the stable sort's records and the data of each.
+// top-digit pass, then every bucket handed to the finish exactly once; the finish moves each
+// sorted position's data from the bucket position its source names, which must give the stable
+// sort's records and the data of each. The widths take both ways of sorting a bucket: one
+// counting pass (digits below the top one few against the bucket: 9, 12, 18 bits) and passes on
+// records that stand for their bucket positions (21, 27, 32 bits over 100003 keys).
 TEST(RadixSort, TopDigitFirstCarryingMatchesAStableSort) {
   const auto data_of = [](std::size_t i) { return i * 2654435761u + 17; };
   check_packed_sort(
@@ -115,12 +117,11 @@ TEST(RadixSort, TopDigitFirstCarryingMatchesAStableSort) {
           return [&](std::size_t i, std::size_t dst) { carried[dst] = data_of(i); };
         };
         const auto finish_for = [&](int) {
-          return [&](std::size_t first, std::size_t count, const std::uint32_t* values) {
+          return [&](std::size_t first, std::size_t count, const std::uint32_t* source) {
             for (std::size_t s = first; s < first + count; ++s) {
-              const auto j = static_cast<std::uint32_t>(records[s]);
+              const std::uint32_t j = source[s - first];
               ASSERT_LT(j, count);
               finished[s] = carried[first + j];
-              records[s] = (records[s] >> 32) << 32 | values[j];
               ++handed[s];
             }
           };

@@ -264,20 +264,29 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     };
     const auto finish_for = [&](int) {
       return [&, bucket = std::array<std::vector<float>, Dim>{}](
-                 std::size_t first, std::size_t count, const std::uint32_t* values) mutable {
+                 std::size_t first, std::size_t count, const std::uint32_t* source) mutable {
+        // Raw pointers: the compiler cannot keep a vector's data pointer in a register across
+        // stores of floats and indices that it must assume may alias it.
+        std::array<float*, Dim> axis;
+        std::array<const float*, Dim> carried;
         for (int k = 0; k < Dim; ++k) {
-          const auto from = layout.axis[k].begin() + static_cast<std::ptrdiff_t>(first);
-          bucket[k].assign(from, from + static_cast<std::ptrdiff_t>(count));
+          axis[k] = layout.axis[k].data() + first;
+          bucket[k].assign(axis[k], axis[k] + count);
+          carried[k] = bucket[k].data();
         }
+        const std::uint64_t* sorted = keys.data() + first;
+        index_t* order = layout.order.data() + first;
         CellBegins marks(begins);
-        for (std::size_t s = first; s < first + count; ++s) {
-          const auto j = static_cast<std::uint32_t>(keys[s]);
-          layout.order[s] = values[j];
-          for (int k = 0; k < Dim; ++k) layout.axis[k][s] = bucket[k][j];
-          // A bucket's first point begins a cell: the bucket before has another top digit, of
-          // the cell code's bits (the digit lies above the slab bits).
-          const auto signed_s = static_cast<std::int64_t>(s);
-          marks.set(s, s == first || key_at(signed_s) != key_at(signed_s - 1));
+        // A bucket's first point begins a cell: the bucket before has another top digit, of the
+        // cell code's bits (the digit lies above the slab bits).
+        std::uint64_t previous_cell = ~std::uint64_t{0};
+        for (std::size_t j = 0; j < count; ++j) {
+          const std::uint32_t from = source[j];
+          order[j] = static_cast<index_t>(sorted[j]);
+          for (int k = 0; k < Dim; ++k) axis[k][j] = carried[k][from];
+          const std::uint64_t cell = (sorted[j] >> 32) >> slab_bits;
+          marks.set(first + j, cell != previous_cell);
+          previous_cell = cell;
         }
       };
     };
