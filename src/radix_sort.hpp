@@ -247,6 +247,12 @@ void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int f
 /// each record and its source position in their place at once; a sparse one (wide keys, few
 /// records) by sort_bucket on records whose values are replaced by their bucket position, the
 /// values put back afterwards.
+/// Records from which sort_top_digit_first_carrying pays, whatever the key's width: its top digit
+/// has at most 8 bits and each bucket sorts the bits below in its core's cache, so sparse keys
+/// gain as dense ones do (W3 at 1M: 22-bit keys, which sort_top_digit_first leaves to LSD passes,
+/// built in 0.70-0.75x the time of those passes and a gather; docs/benchmarks.md).
+inline constexpr std::size_t kCarryingFrom = std::size_t{1} << 16;
+
 template <class Record, class CarryFor, class FinishFor>
 void sort_top_digit_first_carrying(Record* records, Record* scratch, std::size_t n, int first_bit,
                                    int key_bits, int threads, CarryFor carry_for,

@@ -245,8 +245,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // With coarse keys, the low Dim * shift bits of each sorted position's cell code (fine[s]).
   IndexVector<std::uint32_t> fine;
   IndexVector<std::uint64_t> scratch_keys;
-  if (packed && radix_detail::top_digit_first_pays(n, key_bits) &&
-      scattered_order(keys, key_bits)) {
+  if (packed && n >= radix_detail::kCarryingFrom && scattered_order(keys, key_bits)) {
     // The points are read in the caller's order as the top-digit pass moves their records, their
     // float coordinates written straight to where that pass puts the record: into the bucket of
     // its top digit, which is where its sorted position lies too. Each bucket, once sorted in
