@@ -182,8 +182,12 @@ template <int Dim, class T>
 std::size_t CellList<Dim, T>::estimated_entries(const Search& search, Stencil stencil,
                                                 std::size_t rows, std::size_t max_samples) const {
   const std::size_t cells = layout_.cells();
+  // The estimate's error falls as one over the root of the samples: from 4096 cells on, their
+  // share of the search falls with the root of the cells too.
+  const auto root = static_cast<std::size_t>(4.0 * std::sqrt(static_cast<double>(cells)));
   const auto samples = static_cast<std::int64_t>(std::min(
-      {cells, std::clamp(cells / kSampleShare, kMinSampleCells, kMaxSampleCells), max_samples}));
+      {cells, std::clamp(std::min(cells / kSampleShare, root), kMinSampleCells, kMaxSampleCells),
+       max_samples}));
   if (samples == 0) return 0;
   std::uint64_t points = 0, found = 0;
 #pragma omp parallel num_threads(usable_threads(this->context_.threads))

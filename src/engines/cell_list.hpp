@@ -124,8 +124,9 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kBlockPoints = 4096;
   static constexpr std::uint32_t kBlocksPerThread = 16;
   static constexpr std::uint32_t kMinBlockPoints = 256;
-  /// Cells sampled by estimated_entries(): one in kSampleShare, within these bounds.
-  static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 256;
+  /// Cells sampled by estimated_entries(): one in kSampleShare up to 4096 cells, 4 sqrt(cells)
+  /// beyond (the two meet at 256 samples), within [kMinSampleCells, kMaxSampleCells].
+  static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 1024;
   /// Cross queries: the key pass works in chunks of kKeyChunk queries; the queries off the lattice
   /// are left out before the sort when they are more than one in kCompactBelow.
   static constexpr std::size_t kKeyChunk = 4096, kCompactBelow = 8;
@@ -278,11 +279,15 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// The number of neighbor-list entries (full stencil) or pairs (half) of `rows` rows, as their
   /// mean per point estimated from a count search of sampled cells spread over the layout, in
-  /// parallel: one cell in kSampleShare, at least kMinSampleCells and at most kMaxSampleCells, and
-  /// at most `max_samples` (0: no sample, the estimate is 0). The estimate only sizes the row
-  /// buffers, which are reserved with a wide margin (collect_rows.hpp). A fixed 256 cells,
-  /// searched on one thread, were a quarter of the cells of 10k points and a fifth of their
-  /// lists' time, and 0.07 ms of every cross query of a single position (docs/benchmarks.md).
+  /// parallel: one cell in kSampleShare up to 4096 cells, 4 sqrt(cells) beyond, at least
+  /// kMinSampleCells and at most kMaxSampleCells, and at most `max_samples` (0: no sample, the
+  /// estimate is 0). The estimate sizes the row buffers, reserved with a wide margin
+  /// (collect_rows.hpp), and the regions of lists written in place, whose margin is a sixteenth
+  /// (collect_rows_in_place.hpp). A fixed 256 cells, searched on one thread, were a quarter of
+  /// the cells of 10k points and a fifth of their lists' time, and 0.07 ms of every cross query
+  /// of a single position; at most 256 missed W3's 1M-point lists by -7% to +23% over eight
+  /// seeds (an estimate 7% low made low_memory's lists give up and count first: twice the time),
+  /// 1024 by -5% to +4% (docs/benchmarks.md).
   std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
                                 std::size_t max_samples = kMaxSampleCells) const;
 

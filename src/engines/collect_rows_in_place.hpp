@@ -175,10 +175,12 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
   std::vector<std::vector<std::size_t>> entries_of(thread_count);
   // With low_memory the spill stays under a sixteenth of the estimate, so that the peak stays
   // within about an eighth of the output (the regions' margin is the other sixteenth).
+  // The budget is shared: a thread whose rows land in full regions may spill more than its share
+  // while another spills nothing.
   const std::size_t spill_entries =
       request.low_memory ? std::min(tuning.spill_entries, estimate / kLowMemorySpillShare)
                          : tuning.spill_entries;
-  const std::size_t spill_share = spill_entries / thread_count;
+  std::atomic<std::size_t> spill_taken = 0;
 #pragma omp parallel num_threads(usable_threads(threads))
   {
     const auto t = static_cast<std::size_t>(thread_id());
@@ -207,7 +209,8 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
             end[b] = cursor[b] + size;
           } else {
             if (at < region_size[b]) mark_hole(region + at, region + region_size[b]);
-            if (spilled.size() + need > spill_share) {
+            const std::size_t kept = std::size_t{length} + 2;
+            if (spill_taken.fetch_add(kept, std::memory_order_relaxed) + kept > spill_entries) {
               given_up.store(true, std::memory_order_relaxed);
               return;
             }
