@@ -251,9 +251,10 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     // its top digit, which is where its sorted position lies too. Each bucket, once sorted in
     // cache, permutes its own coordinates into place. Against a gather in sorted order (below),
     // no read of the caller's points at random: shuffled, 2 threads, medians of five alternated
-    // rounds, W2 1M 17.5 -> 16.0 ms, W1 4M 83.2 -> 66.8, W5 4M 107.5 -> 85.1 (docs/benchmarks.md).
-    // Points already in spatial order (scattered_order false) keep the gather, which then reads
-    // them in sequence.
+    // rounds, W2 1M 17.5 -> 16.0 ms, W1 4M 83.2 -> 66.8, W5 4M 107.5 -> 85.1; whatever the key's
+    // width (W3 1M, 22 bits, had LSD passes and the gather: build 1.09-1.20x faster carried;
+    // docs/benchmarks.md). Points already in spatial order (scattered_order false) keep the
+    // gather, which then reads them in sequence.
     sized_for_overwrite(scratch_keys, n);
     const auto carry_for = [&](int) {
       return [&, frames = FrameOrigins<Dim>(grid, frame_shift)](std::size_t i,
