@@ -232,6 +232,13 @@ void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int f
                NoCarry{}, bucket_for);
 }
 
+/// Records from which sort_top_digit_first_carrying pays, whatever the key's width: its top digit
+/// has at most 8 bits and each bucket sorts the bits below in its core's cache, so sparse keys
+/// gain as dense ones do (W3 at 1M: 22-bit keys, which sort_top_digit_first leaves to LSD passes;
+/// carried, its build was 1.09-1.22x as fast as with those passes and a gather, 1 or 2 threads;
+/// docs/benchmarks.md).
+inline constexpr std::size_t kCarryingFrom = std::size_t{1} << 16;
+
 /// sort_top_digit_first for a caller whose data of each record lie at random in memory, to be
 /// moved into sorted order: records are key << 32 | value (first_bit >= 32). The top-digit pass,
 /// the only pass over the whole array, reads the records in input order, and `carry_for(t)`
@@ -247,12 +254,6 @@ void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int f
 /// each record and its source position in their place at once; a sparse one (wide keys, few
 /// records) by sort_bucket on records whose values are replaced by their bucket position, the
 /// values put back afterwards.
-/// Records from which sort_top_digit_first_carrying pays, whatever the key's width: its top digit
-/// has at most 8 bits and each bucket sorts the bits below in its core's cache, so sparse keys
-/// gain as dense ones do (W3 at 1M: 22-bit keys, which sort_top_digit_first leaves to LSD passes,
-/// built in 0.70-0.75x the time of those passes and a gather; docs/benchmarks.md).
-inline constexpr std::size_t kCarryingFrom = std::size_t{1} << 16;
-
 template <class Record, class CarryFor, class FinishFor>
 void sort_top_digit_first_carrying(Record* records, Record* scratch, std::size_t n, int first_bit,
                                    int key_bits, int threads, CarryFor carry_for,

@@ -602,7 +602,7 @@ int check_carried_build(double side, int threads) {
 
 // Dense keys (a lattice of about 60 cells per axis: buckets sorted by one counting pass) and
 // sparse ones (about 100 per axis in 3D and 4000 in 2D over as many points: buckets sorted by
-// passes over records standing for their positions), the 3D sparse keys ones that
+// passes over records standing for their positions); the 3D sparse keys are of a width that
 // sort_top_digit_first would leave to LSD passes (top_digit_first_pays false), as W3's are at 1M.
 TEST(CellListLayout, LargeBuildsCarryCoordinatesThroughTheSort) {
   for (const int threads : {1, 2}) {
