@@ -291,8 +291,8 @@ struct ListOptions {
   /// each row in place), holding nothing beyond the output but about 12 bytes per row (and the
   /// copy of the points that with_distances mentions). low_memory also frees what refilled lists
   /// kept (ListScratch). Same lists either way. Measured at 1M points (docs/benchmarks.md):
-  /// without distances as fast as the default on 30 neighbors per point and 1.4x slower on 130,
-  /// for a third to 40% less peak memory; searched twice, 1.2-1.6x slower.
+  /// without distances as fast as the default on 30 neighbors per point and up to 1.3x slower on
+  /// 130, for a third to 40% less peak memory; searched twice, 1.2-1.6x slower.
   bool low_memory = false;
   /// Half lists (neighbor_lists, neighbor_rows): each unordered pair once, in the row of one of
   /// its two points, as a force loop that applies Newton's third law wants them, instead of in

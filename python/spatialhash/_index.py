@@ -392,8 +392,8 @@ class Index:
 
         ``low_memory=True`` collects no rows in per-thread buffers: without distances the rows
         are written into the output itself and compacted there (within an eighth of slack; as
-        fast as the default at 30 neighbors per point, 1.4x slower at 130), with distances it
-        searches twice (once to count, once writing each row in place; 1.3-1.6x slower). The
+        fast as the default at 30 neighbors per point, up to 1.3x slower at 130), with distances
+        it searches twice (once to count, once writing each row in place; 1.3-1.6x slower). The
         same lists, without a transient copy of the lists (4 bytes per entry) on top of them.
 
         ``index_dtype=np.int32`` returns `indices` as int32: the library's own array, handed
