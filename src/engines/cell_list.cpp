@@ -108,11 +108,20 @@ int CellList<Dim, T>::slab_bits_for(const Context<Dim, T>& context, const GridGe
   const bool all = n <= 2 * kSamples;
   const std::size_t draws = all ? n : kSamples;
   KeyTally picked(draws), in_cell(draws);
-  std::uint64_t state = 0x9E3779B97F4A7C15ull;  // splitmix64: fixed seed, same choice each run
+  // Draw q picks point i(q): splitmix64 with a fixed seed, the same choice each run. The points
+  // lie at random in memory: each is prefetched kAhead draws before (1M points: 0.5 ms, most of
+  // it cache misses, one after the other).
+  constexpr std::size_t kAhead = 16;
+  const auto point_of = [&](std::size_t q) {
+    constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+    return all ? q : static_cast<std::size_t>(KeyTally::mix(kGolden * (q + 2)) % n);
+  };
   double sharing = 0.0, distinct = 0.0;
   for (std::size_t q = 0; q < draws; ++q) {
-    state += 0x9E3779B97F4A7C15ull;
-    const std::size_t i = all ? q : static_cast<std::size_t>(KeyTally::mix(state) % n);
+    if (!all && q + kAhead < draws) {
+      __builtin_prefetch(context.points.data + point_of(q + kAhead) * context.points.stride);
+    }
+    const std::size_t i = point_of(q);
     if (!all && picked.add(i) > 0) continue;
     const Cell<Dim> cell = grid.cell_of(context.points, i);
     std::uint64_t key = 0;
