@@ -8,6 +8,7 @@
 
 #include "../threads.hpp"
 #include "cell_list.hpp"
+#include "estimate_room.hpp"
 #include "row_distances.hpp"
 
 namespace spatialhash::detail {
@@ -60,8 +61,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out
   // nothing, but a request beyond the machine's memory could fail outright.
   constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
   const std::size_t estimate = estimated_entries(search, Stencil::half, layout_.size());
-  const std::size_t capacity =
-      std::min(kMaxCapacity, estimate + estimate / 4 + (std::size_t{1} << 16));
+  const std::size_t capacity = std::min(kMaxCapacity, room_for_estimate(estimate));
   out.allocate(capacity);
   // With `distances` (pair_list()): rows of sorted positions, measured from the sorted copy.
   const bool measure = distances != nullptr;

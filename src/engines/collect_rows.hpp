@@ -23,6 +23,7 @@
 #include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
+#include "estimate_room.hpp"
 #include "row_distances.hpp"
 
 namespace spatialhash::detail {
@@ -112,7 +113,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   found.resize(static_cast<std::size_t>(threads));
   std::vector<std::size_t> unit_begin(static_cast<std::size_t>(units));
   std::vector<int> unit_thread(static_cast<std::size_t>(units));
-  const std::size_t with_margin = estimate * 5 / 4 + (std::size_t{1} << 16);
+  const std::size_t with_margin = room_for_estimate(estimate);
   const std::size_t share =
       std::min({budget, with_margin, 2 * with_margin / static_cast<std::size_t>(threads)});
   const bool sorted = request.sorted;

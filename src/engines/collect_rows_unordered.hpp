@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -34,13 +35,16 @@
 #include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
+#include "estimate_room.hpp"
 #include "row_distances.hpp"
 
 namespace spatialhash::detail {
 
 /// Entries a thread claims of the shared array at a time (256 KiB): the gaps a chunk leaves (at
-/// most one row) are then a fraction of a percent, and the cursor is touched rarely.
-inline constexpr std::size_t kRowChunk = std::size_t{1} << 16;
+/// most one row) are then a fraction of a percent, and the cursor is touched rarely. Small
+/// outputs take smaller chunks (an eighth of a thread's part of the estimate, at least
+/// kMinRowChunk): the tails of the threads' last chunks, filled and kept, stay in proportion.
+inline constexpr std::size_t kRowChunk = std::size_t{1} << 16, kMinRowChunk = 1024;
 
 /// Rows of a search collected into `out` (NeighborRows) as the threads find them: the
 /// counterpart of collect_rows(..., NeighborLists&) (collect_rows.hpp), with the same arguments.
@@ -75,8 +79,10 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
 
   // The shared array: the estimate with a margin, plus two chunks per thread for the gaps and
   // the last chunks' tails. Refilled rows reuse their storage when it is large enough.
-  const std::size_t capacity =
-      estimate + estimate / 4 + 2 * static_cast<std::size_t>(threads) * kRowChunk;
+  const auto thread_count = static_cast<std::size_t>(threads);
+  const std::size_t chunk =
+      std::clamp(std::bit_ceil(estimate / (8 * thread_count) + 1), kMinRowChunk, kRowChunk);
+  const std::size_t capacity = room_for_estimate(estimate) + 2 * thread_count * chunk;
   if (out.indices.capacity() < capacity) out.indices = {};  // freed before the new one is taken
   sized_for_overwrite(out.indices, capacity);
   index_t* const shared = out.indices.data();
@@ -96,7 +102,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     bool full = false;                  // no chunk left: every row from now on spills
     // A new chunk with room for `need` entries; false when the shared array has none left.
     const auto claim = [&](std::size_t need) {
-      const std::size_t size = std::max(kRowChunk, need);
+      const std::size_t size = std::max(chunk, need);
       std::size_t begin = cursor.load(std::memory_order_relaxed);
       do {
         if (begin + size > capacity) return false;
