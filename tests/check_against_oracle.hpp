@@ -92,6 +92,7 @@ struct ResizableRecorder final : spatialhash::PairOutput {
   /// Checks the contract (PairOutput, resizable case) and returns the pairs, sorted.
   std::vector<std::pair<std::size_t, std::size_t>> checked_pairs() const {
     std::vector<std::pair<std::size_t, std::size_t>> got;
+    got.reserve(pairs.size());
     EXPECT_EQ(allocations, 1);
     EXPECT_LE(resizes, 1);
     EXPECT_FALSE(out_of_range) << "a write past the output's size";
@@ -135,6 +136,7 @@ void expect_half_lists(const std::vector<double>& exact, std::size_t n,
                        const std::vector<std::pair<std::size_t, std::size_t>>& want_pairs,
                        RowOf&& row_of, bool sorted, const char* what) {
   std::vector<std::pair<std::size_t, std::size_t>> got;
+  got.reserve(want_pairs.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto [ids, distances] = row_of(i);
     if (sorted) {
@@ -191,6 +193,7 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     auto list = index.pairs({.with_distances = true});
     ASSERT_EQ(list.pairs.size(), list.distances.size());
     std::vector<std::pair<std::size_t, std::size_t>> got;
+    got.reserve(list.pairs.size());
     for (std::size_t k = 0; k < list.pairs.size(); ++k) {
       const auto [i, j] = list.pairs[k];
       ASSERT_LT(i, j) << "pair " << k << " not ordered or a self pair";
@@ -227,6 +230,7 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     index.pairs(out);
     ASSERT_EQ(out.allocations, 1);
     std::vector<std::pair<std::size_t, std::size_t>> got;
+    got.reserve(out.pairs.size());
     for (std::size_t k = 0; k < out.pairs.size(); ++k) {
       ASSERT_EQ(out.writes[k].load(), 1) << "slot " << k << " not written exactly once";
       ASSERT_LT(out.pairs[k].first, out.pairs[k].second);
@@ -245,6 +249,7 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
   // Pairs once, by callback, with exact squared distances.
   {
     std::vector<std::pair<std::size_t, std::size_t>> got;
+    got.reserve(want_pairs.size());
     index.for_each_pair([&](index_t i, index_t j, double d2) {
       EXPECT_EQ(d2, oracle::distance_squared<Dim>(&exact[i * Dim], &exact[j * Dim]));
       got.emplace_back(i, j);
