@@ -257,15 +257,20 @@ TEST(CrossOffTheLattice, FewOrManyQueriesWithoutNeighbors) {
 INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest, ::testing::ValuesIn(engine_cases()),
                          engine_case_label);
 
-// cell_list fills a resizable PairOutput in one search, sized from a sample of cells. Here nearly
-// every pair lies in one cell (1200 copies of a point among 8000 scattered ones) that the sample
-// misses: blocks past the estimate must still land, after the resize, each slot once.
+// cell_list fills a resizable PairOutput in one search, sized from a sample of cells. Here every
+// pair lies in one cell that the sample misses: blocks past the estimate must still land, after
+// the resize, each slot once. The sample picks the cells holding evenly spaced sorted positions
+// (at most 1024 samples, the first half a spacing in), so 80 copies of a point at the lower corner
+// of the bounding box (the first cell in sorted order) among 256k lattice points, none within r
+// of another, are missed whatever the lattice of cells: the estimate is 0 pairs, the truth 3160.
 TEST(ResizablePairOutput, PairsBeyondTheEstimate) {
-  std::mt19937_64 g(77);
-  std::uniform_real_distribution<double> u(0.0, 100.0);
   std::vector<double> xyz;
-  for (int i = 0; i < 3 * 8000; ++i) xyz.push_back(u(g));
-  for (int i = 0; i < 1200; ++i) xyz.insert(xyz.end(), {31.3, 47.9, 12.2});
+  for (int i = 0; i < 80; ++i) xyz.insert(xyz.end(), {0.0, 0.0, 0.0});
+  for (int x = 1; x <= 1000; ++x) {
+    for (int y = 1; y <= 16; ++y) {
+      for (int z = 1; z <= 16; ++z) xyz.insert(xyz.end(), {1.5 * x, 1.5 * y, 1.5 * z});
+    }
+  }
   const double r = 1.0;
   const auto want = oracle::pairs<3>(xyz, r);
   for (const spatialhash::Options& options : engine_cases()) {

@@ -252,7 +252,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// cells: any edge >= r keeps the 3^Dim stencil exact, and a few points per stencil cell beat
   /// a lookup per nearly empty cell (each a cache miss once the cell table outgrows the caches).
   /// Sparseness is the mean number of points in the stencil cells around a point: points per
-  /// non-empty cell times the fraction of non-empty stencil cells, sampled on up to 512 cells.
+  /// non-empty cell times the fraction of non-empty stencil cells, sampled on an eighth of the
+  /// cells, 64 to 512 (sampling every cell had cost small builds a third of their time).
   static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
       const Context<Dim, T>& context);
 
@@ -260,7 +261,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// edge r) and a point's own cell holds at least kSlabMinPoints points on average (weighting
   /// each cell by its points, as the searches meet them), else none: then sparser data pays
   /// nothing for slabs (no key bit, no slab index). The mean is estimated as n times the share of
-  /// pairs of kSamples points drawn at random (whatever the input order) that share a cell.
+  /// pairs of points drawn at random (whatever the input order) that share a cell: one point in
+  /// 16, 256 to 2048 draws, so that the estimate costs small builds little too.
   static int slab_bits_for(const Context<Dim, T>& context, const GridGeometry<Dim>& grid);
 
   /// Splits the cells into blocks (the unit of parallel work) of kMinBlockPoints to kBlockPoints
@@ -278,16 +280,18 @@ class CellList final : public EngineBase<Dim, T> {
   FloatBand band_for(double radius) const;
 
   /// The number of neighbor-list entries (full stencil) or pairs (half) of `rows` rows, as their
-  /// mean per point estimated from a count search of sampled cells spread over the layout, in
-  /// parallel: one cell in kSampleShare up to 4096 cells, 4 sqrt(cells) beyond, at least
-  /// kMinSampleCells and at most kMaxSampleCells, and at most `max_samples` (0: no sample, the
-  /// estimate is 0). The estimate sizes the row buffers, reserved with a wide margin
-  /// (collect_rows.hpp), and the regions of lists written in place, whose margin is a sixteenth
-  /// (collect_rows_in_place.hpp). A fixed 256 cells, searched on one thread, were a quarter of
-  /// the cells of 10k points and a fifth of their lists' time, and 0.07 ms of every cross query
-  /// of a single position; at most 256 missed W3's 1M-point lists by -7% to +23% over eight
-  /// seeds (an estimate 7% low made low_memory's lists give up and count first: twice the time),
-  /// 1024 by -5% to +4% (docs/benchmarks.md).
+  /// mean per point estimated from a count search of sampled cells, in parallel: cells picked in
+  /// proportion to their points (the cells holding evenly spaced sorted positions), one sample
+  /// per kSampleShare cells up to 4096 cells, 4 sqrt(cells) beyond, at least kMinSampleCells and
+  /// at most kMaxSampleCells, and at most `max_samples` (0: no sample, the estimate is 0). The
+  /// estimate sizes the row buffers, reserved with a wide margin (collect_rows.hpp), and the
+  /// regions of lists written in place, whose margin is a sixteenth (collect_rows_in_place.hpp). A
+  /// fixed 256 cells, searched on one thread, were a quarter of the cells of 10k points and a fifth
+  /// of their lists' time, and 0.07 ms of every cross query of a single position; at most 256
+  /// missed W3's 1M-point lists by -7% to +23% over eight seeds (an estimate 7% low made
+  /// low_memory's lists give up and count first: twice the time), 1024 by -5% to +4%; cells picked
+  /// in proportion to their points, W3 at 100k by -3% to +2% against -11% to +28%, at 1M by -3% to
+  /// +2% (docs/benchmarks.md).
   std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
                                 std::size_t max_samples = kMaxSampleCells) const;
 
