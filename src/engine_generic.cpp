@@ -103,12 +103,14 @@ void EngineBase<Dim, T>::cross_distances(Queries queries, double /*radius*/, Row
                                          index_t* indices, double* distances) const {
   const auto m = static_cast<std::int64_t>(queries.size());
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(context_.threads))
-  for (std::int64_t q = 0; q < m; ++q) {
-    const auto [first, last] = row_range(static_cast<std::size_t>(q));
-    row_distances(context_.points, position_at(queries, static_cast<std::size_t>(q)),
-                  indices + first, static_cast<std::uint32_t>(last - first), distances + first);
-  }
+  parallel_region(context_.threads, [&] {
+#pragma omp for schedule(dynamic, 1024) nowait
+    for (std::int64_t q = 0; q < m; ++q) {
+      const auto [first, last] = row_range(static_cast<std::size_t>(q));
+      row_distances(context_.points, position_at(queries, static_cast<std::size_t>(q)),
+                    indices + first, static_cast<std::uint32_t>(last - first), distances + first);
+    }
+  });
 }
 
 template <int Dim, class T>
@@ -132,26 +134,24 @@ void EngineBase<Dim, T>::cross_lists(Queries queries, const ListRequest& request
   out.distances.clear();
   // Count, prefix sums, fill: two passes so threads write disjoint rows without locks. Each
   // thread collects a query's neighbors in one vector, reused.
-#pragma omp parallel num_threads(usable_threads(context_.threads))
-  {
+  parallel_region(context_.threads, [&] {
     std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t q = 0; q < m; ++q) {
       ball_indices(position_at(queries, static_cast<std::size_t>(q)), radius, found);
       out.offsets[q + 1] = found.size();
     }
-  }
+  });
   std::partial_sum(out.offsets.begin(), out.offsets.end(), out.offsets.begin());
   sized_for_overwrite(out.indices, out.offsets.back());
-#pragma omp parallel num_threads(usable_threads(context_.threads))
-  {
+  parallel_region(context_.threads, [&] {
     std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t q = 0; q < m; ++q) {
       ball_indices(position_at(queries, static_cast<std::size_t>(q)), radius, found);
       std::copy(found.begin(), found.end(), out.indices.begin() + out.offsets[q]);
     }
-  }
+  });
 }
 
 template <int Dim, class T>

@@ -3,6 +3,7 @@
 #include "spatialhash/index.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -275,18 +276,24 @@ PointsView<Dim, double> Index<Dim, T>::checked_queries(PointsView<Dim, U> querie
   // located by a sequential scan, so the message names the first.
   constexpr bool kInPlace = std::is_same_v<U, double>;
   if constexpr (!kInPlace) detail::sized_for_overwrite(converted, queries.size() * Dim);
-  bool finite = true;
-#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(threads())) reduction(&& : finite)
-  for (std::int64_t q = 0; q < m; ++q) {
-    bool all = true;
-    for (int k = 0; k < Dim; ++k) {
-      const double x = queries.coord(q, k);
-      if constexpr (!kInPlace) converted[q * Dim + k] = x;
-      all &= std::isfinite(x);
+  // Fewer than kShare queries are checked on one thread: a team costs more than they do.
+  constexpr std::int64_t kShare = 8192;
+  std::atomic<bool> finite = true;
+  detail::parallel_region(m < kShare ? 1 : threads(), [&] {
+    bool mine = true;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t q = 0; q < m; ++q) {
+      bool all = true;
+      for (int k = 0; k < Dim; ++k) {
+        const double x = queries.coord(q, k);
+        if constexpr (!kInPlace) converted[q * Dim + k] = x;
+        all &= std::isfinite(x);
+      }
+      mine = mine && all;
     }
-    finite = finite && all;
-  }
-  for (std::int64_t q = 0; !finite && q < m; ++q) {
+    if (!mine) finite.store(false, std::memory_order_relaxed);
+  });
+  for (std::int64_t q = 0; !finite.load() && q < m; ++q) {
     for (int k = 0; k < Dim; ++k) {
       if (!std::isfinite(queries.coord(q, k))) {
         throw InvalidArgument("spatialhash: query point " + std::to_string(q) +
@@ -354,12 +361,14 @@ void Index<Dim, T>::cross_rows(PointsView<Dim, U> queries, NeighborRows& rows,
     // Entries between rows get NaN, as in neighbor_rows(); cross_distances() writes the rows'.
     const auto entries = static_cast<std::int64_t>(rows.indices.size());
     detail::sized_for_overwrite(rows.distances, rows.indices.size());
-#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(threads()))
-    for (std::int64_t e = 0; e < entries; ++e) {
-      if (rows.indices[e] == kNoNeighbor) {
-        rows.distances[e] = std::numeric_limits<double>::quiet_NaN();
+    detail::parallel_region(threads(), [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t e = 0; e < entries; ++e) {
+        if (rows.indices[e] == kNoNeighbor) {
+          rows.distances[e] = std::numeric_limits<double>::quiet_NaN();
+        }
       }
-    }
+    });
     engine_->cross_distances(
         positions, r,
         [&](std::size_t q) {

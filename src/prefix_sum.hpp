@@ -18,8 +18,7 @@ void parallel_inclusive_scan(std::span<Value> values, int threads) {
     return;
   }
   std::vector<Value> slice_total(static_cast<std::size_t>(threads) + 1, Value{0});
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     // A slice per thread of the team, which may be smaller than asked for (team_size()).
     const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
@@ -31,7 +30,7 @@ void parallel_inclusive_scan(std::span<Value> values, int threads) {
     for (std::size_t u = 1; u <= team; ++u) slice_total[u] += slice_total[u - 1];
     const Value offset = slice_total[t];
     for (std::size_t i = begin; i < end; ++i) values[i] += offset;
-  }
+  });
 }
 
 }  // namespace spatialhash::detail

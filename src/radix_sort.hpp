@@ -62,8 +62,7 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
     std::fill(histogram.begin(), histogram.end(), std::size_t{0});
-#pragma omp parallel num_threads(usable_threads(threads))
-    {
+    parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
       const auto t = static_cast<std::size_t>(thread_id());
@@ -110,7 +109,7 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
       } else {
         scatter(CarryNothing{});
       }
-    }
+    });
     std::swap(keys, scratch_keys);
     std::swap(values, scratch_values);
   }
@@ -199,15 +198,14 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
   sort_passes(records, scratch, no_values, no_values, n, first_bit + low_bits, top_bits, threads,
               bucket_start.data(), carry_for);
   const auto signed_buckets = static_cast<std::int64_t>(buckets);
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     auto bucket = bucket_for(thread_id());
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < signed_buckets; ++b) {
       const std::size_t first = bucket_start[static_cast<std::size_t>(b)];
       bucket(first, bucket_start[static_cast<std::size_t>(b) + 1] - first, low_bits);
     }
-  }
+  });
 }
 
 /// Sorts packed records (a key in bits [first_bit, first_bit + key_bits), zeros above, anything

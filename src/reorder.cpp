@@ -76,18 +76,20 @@ std::vector<index_t> curve_order(PointsView<Dim, T> points, double cell_size, in
   std::vector<index_t> order(n);
   const auto signed_n = static_cast<std::int64_t>(n);
   const auto max_cell = static_cast<double>((std::uint64_t{1} << bits) - 1);
-#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(bounds.workers))
-  for (std::int64_t i = 0; i < signed_n; ++i) {
-    std::array<std::uint32_t, Dim> cell;
-    for (int k = 0; k < Dim; ++k) {
-      const double u =
-          std::floor((points.coord(static_cast<std::size_t>(i), k) - lower[k]) / cell_size);
-      cell[k] = static_cast<std::uint32_t>(std::clamp(u, 0.0, max_cell));
+  detail::parallel_region(bounds.workers, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < signed_n; ++i) {
+      std::array<std::uint32_t, Dim> cell;
+      for (int k = 0; k < Dim; ++k) {
+        const double u =
+            std::floor((points.coord(static_cast<std::size_t>(i), k) - lower[k]) / cell_size);
+        cell[k] = static_cast<std::uint32_t>(std::clamp(u, 0.0, max_cell));
+      }
+      keys[i] =
+          curve == Curve::morton ? detail::morton_code<Dim>(cell) : hilbert_key<Dim>(cell, bits);
+      order[i] = static_cast<index_t>(i);
     }
-    keys[i] =
-        curve == Curve::morton ? detail::morton_code<Dim>(cell) : hilbert_key<Dim>(cell, bits);
-    order[i] = static_cast<index_t>(i);
-  }
+  });
   std::vector<std::uint64_t> scratch_keys;
   std::vector<std::uint32_t> scratch_values;
   detail::radix_sort_pairs(keys, order, Dim * bits, bounds.workers, scratch_keys, scratch_values);

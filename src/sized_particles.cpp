@@ -384,8 +384,10 @@ struct SizedLevels {
   template <class PerTask>
   void run_all(int threads, PerTask&& per_task) const {
     const auto n = static_cast<std::int64_t>(tasks.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(detail::usable_threads(threads))
-    for (std::int64_t t = 0; t < n; ++t) per_task(static_cast<std::size_t>(t), tasks[t]);
+    detail::parallel_region(threads, [&] {
+#pragma omp for schedule(dynamic, 1) nowait
+      for (std::int64_t t = 0; t < n; ++t) per_task(static_cast<std::size_t>(t), tasks[t]);
+    });
   }
 
   /// Every neighbor pair once, in task order (deterministic for a given input and options).
@@ -398,11 +400,13 @@ struct SizedLevels {
     for (std::size_t t = 0; t < parts.size(); ++t) start[t + 1] = start[t] + parts[t].size();
     std::vector<PairHit> all(start.back());
     const auto n = static_cast<std::int64_t>(parts.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(detail::usable_threads(threads))
-    for (std::int64_t t = 0; t < n; ++t) {
-      std::copy(parts[t].begin(), parts[t].end(), all.begin() + start[t]);
-      std::vector<PairHit>().swap(parts[t]);
-    }
+    detail::parallel_region(threads, [&] {
+#pragma omp for schedule(dynamic, 1) nowait
+      for (std::int64_t t = 0; t < n; ++t) {
+        std::copy(parts[t].begin(), parts[t].end(), all.begin() + start[t]);
+        std::vector<PairHit>().swap(parts[t]);
+      }
+    });
     return all;
   }
 };
@@ -578,11 +582,13 @@ PairList SizedIndex<Dim, T>::pairs(const SizedListOptions& options) const {
   list.pairs.resize(hits.size());
   if (options.with_distances) list.distances.resize(hits.size());
   const auto m = static_cast<std::int64_t>(hits.size());
-#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(levels_->threads))
-  for (std::int64_t k = 0; k < m; ++k) {
-    list.pairs[k] = Pair{hits[k].first, hits[k].second};
-    if (options.with_distances) list.distances[k] = std::sqrt(hits[k].distance_squared);
-  }
+  detail::parallel_region(levels_->threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t k = 0; k < m; ++k) {
+      list.pairs[k] = Pair{hits[k].first, hits[k].second};
+      if (options.with_distances) list.distances[k] = std::sqrt(hits[k].distance_squared);
+    }
+  });
   return list;
 }
 
@@ -593,13 +599,15 @@ NeighborLists SizedIndex<Dim, T>::neighbor_lists(const SizedListOptions& options
   NeighborLists lists;
   lists.offsets.assign(size() + 1, 0);
   // Count, prefix sums, fill: atomic counters and cursors, no locks.
-#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(levels_->threads))
-  for (std::int64_t k = 0; k < m; ++k) {
-    std::atomic_ref<std::size_t>(lists.offsets[hits[k].first + 1])
-        .fetch_add(1, std::memory_order_relaxed);
-    std::atomic_ref<std::size_t>(lists.offsets[hits[k].second + 1])
-        .fetch_add(1, std::memory_order_relaxed);
-  }
+  detail::parallel_region(levels_->threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t k = 0; k < m; ++k) {
+      std::atomic_ref<std::size_t>(lists.offsets[hits[k].first + 1])
+          .fetch_add(1, std::memory_order_relaxed);
+      std::atomic_ref<std::size_t>(lists.offsets[hits[k].second + 1])
+          .fetch_add(1, std::memory_order_relaxed);
+    }
+  });
   std::partial_sum(lists.offsets.begin(), lists.offsets.end(), lists.offsets.begin());
   lists.indices.resize(lists.offsets.back());
   if (options.with_distances) lists.distances.resize(lists.offsets.back());
@@ -610,11 +618,13 @@ NeighborLists SizedIndex<Dim, T>::neighbor_lists(const SizedListOptions& options
     lists.indices[at] = neighbor;
     if (options.with_distances) lists.distances[at] = std::sqrt(d2);
   };
-#pragma omp parallel for schedule(static) num_threads(detail::usable_threads(levels_->threads))
-  for (std::int64_t k = 0; k < m; ++k) {
-    put(hits[k].first, hits[k].second, hits[k].distance_squared);
-    put(hits[k].second, hits[k].first, hits[k].distance_squared);
-  }
+  detail::parallel_region(levels_->threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t k = 0; k < m; ++k) {
+      put(hits[k].first, hits[k].second, hits[k].distance_squared);
+      put(hits[k].second, hits[k].first, hits[k].distance_squared);
+    }
+  });
   if (options.sorted) detail::sort_rows(lists, levels_->threads);
   return lists;
 }

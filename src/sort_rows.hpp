@@ -41,8 +41,7 @@ void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index
   const auto n = static_cast<std::int64_t>(rows);
   const bool with_distances = all_distances != nullptr;
   const RowSortFn row_sort = best_row_sort();
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     std::vector<std::pair<index_t, double>> row;
 #pragma omp for schedule(dynamic, 1024)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -63,7 +62,7 @@ void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index
         row_distances[k] = row[k].second;
       }
     }
-  }
+  });
 }
 
 /// Sorts every row of `lists` by neighbor index, carrying distances along.

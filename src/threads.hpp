@@ -68,4 +68,30 @@ inline int usable_threads(int requested) {
   return forked_after_threads().load(std::memory_order_relaxed) ? 1 : requested;
 }
 
+/// Runs `body` on a team of usable_threads(requested) threads, each thread calling it once, as
+/// `#pragma omp parallel` would: body's work-sharing constructs (`omp for`, `single`, `barrier`)
+/// are orphaned and bind to that team. A team of one outside any parallel region calls body
+/// directly instead: its orphaned constructs then bind to the calling thread alone and run
+/// serially, without a region. GNU libgomp makes a `futex` wake system call at every barrier even
+/// in a team of one (each region ends with one, each `omp for` without `nowait` adds one): that
+/// was most of a 10-point build's time. Inside a caller's active region it still opens a region
+/// (nested, so of one thread unless the program enables nesting), so that the orphaned constructs
+/// bind to a team of their own, never to the caller's. Reductions go through the body's own
+/// variables (Clang requires a reduction variable to be shared in the construct's region, which a
+/// lambda's captures are not): each thread combines its part into an atomic or its own slot.
+template <class Body>
+void parallel_region(int requested, Body&& body) {
+#ifdef _OPENMP
+  const int threads = usable_threads(requested);
+  if (threads > 1 || omp_in_parallel()) {
+#pragma omp parallel num_threads(threads)
+    body();
+    return;
+  }
+#else
+  (void)requested;
+#endif
+  body();
+}
+
 }  // namespace spatialhash::detail

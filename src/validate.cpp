@@ -177,17 +177,21 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
   // message names the first bad point.
   const int workers = checked_threads(threads);
   // One share of the points per thread, bounded in locals and stored once (the slots share cache
-  // lines), then combined: no locks.
-  const auto shares = static_cast<std::size_t>(workers);
-  std::vector<Partial<Dim>> partial(shares);
+  // lines), then combined: no locks. A share is at least kShare points: a team costs more than
+  // bounding a few thousand points (a few microseconds each).
+  constexpr std::size_t kShare = 8192;
   const std::size_t n = points.count;
-#pragma omp parallel for schedule(static) num_threads(usable_threads(workers))
-  for (std::size_t share = 0; share < shares; ++share) {
-    const std::size_t first = n * share / shares, last = n * (share + 1) / shares;
-    partial[share] = points.stride == static_cast<std::size_t>(Dim)
-                         ? packed_bounds<Dim>(points.data + first * Dim, last - first)
-                         : strided_bounds(points, first, last);
-  }
+  const auto shares = std::clamp<std::size_t>(n / kShare, 1, static_cast<std::size_t>(workers));
+  std::vector<Partial<Dim>> partial(shares);
+  parallel_region(static_cast<int>(shares), [&] {
+#pragma omp for schedule(static) nowait
+    for (std::size_t share = 0; share < shares; ++share) {
+      const std::size_t first = n * share / shares, last = n * (share + 1) / shares;
+      partial[share] = points.stride == static_cast<std::size_t>(Dim)
+                           ? packed_bounds<Dim>(points.data + first * Dim, last - first)
+                           : strided_bounds(points, first, last);
+    }
+  });
   Partial<Dim> all;
   for (const Partial<Dim>& p : partial) all.add(p);
   if (!all.finite) {

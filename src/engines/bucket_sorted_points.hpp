@@ -59,10 +59,12 @@ BucketSortedPoints<Dim, T> counting_sort_points(const Context<Dim, T>& context, 
   const std::size_t n = points.size();
   std::vector<Bucket> bucket_of_point(n);
   const auto sn = static_cast<std::int64_t>(n);
-#pragma omp parallel for num_threads(usable_threads(context.threads)) if (sn > 16384)
-  for (std::int64_t i = 0; i < sn; ++i) {
-    bucket_of_point[i] = bucket_of(context.grid.cell_of(points, static_cast<std::size_t>(i)));
-  }
+  parallel_region(sn > 16384 ? context.threads : 1, [&] {
+#pragma omp for nowait
+    for (std::int64_t i = 0; i < sn; ++i) {
+      bucket_of_point[i] = bucket_of(context.grid.cell_of(points, static_cast<std::size_t>(i)));
+    }
+  });
   // Count, then inclusive prefix sums (start[b] = end of bucket b), then fill backwards by
   // decrementing, which leaves start[b] = start of bucket b and ids ascending in each bucket.
   BucketSortedPoints<Dim, T> sorted;
@@ -75,11 +77,13 @@ BucketSortedPoints<Dim, T> counting_sort_points(const Context<Dim, T>& context, 
     sorted.sorted_ids[--sorted.start[bucket_of_point[i]]] = index_t(i);
   }
   sorted.sorted_coords.resize(n * Dim);
-#pragma omp parallel for num_threads(usable_threads(context.threads)) if (sn > 16384)
-  for (std::int64_t a = 0; a < sn; ++a) {
-    const T* from = points.data + sorted.sorted_ids[a] * points.stride;
-    std::copy(from, from + Dim, sorted.sorted_coords.begin() + a * Dim);
-  }
+  parallel_region(sn > 16384 ? context.threads : 1, [&] {
+#pragma omp for nowait
+    for (std::int64_t a = 0; a < sn; ++a) {
+      const T* from = points.data + sorted.sorted_ids[a] * points.stride;
+      std::copy(from, from + Dim, sorted.sorted_coords.begin() + a * Dim);
+    }
+  });
   return sorted;
 }
 

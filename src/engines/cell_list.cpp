@@ -2,6 +2,7 @@
 // blocks of parallel work; update() between steps; the rounding band and the sampled estimate
 // that sizes every collector; the factory.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -18,7 +19,7 @@ template <int Dim, class T>
 void CellList<Dim, T>::update(const Context<Dim, T>& context) {
   GridGeometry<Dim> grid = grid_;
   if (grid.rebound(context.grid.lower, context.grid.upper)) {
-    const auto kind = layout_.update(context, grid, kMaxChangedFraction, spare_);
+    const auto kind = layout_.update(for_build(context), grid, kMaxChangedFraction, spare_);
     if (kind) {
       this->context_ = context;
       grid_ = grid;
@@ -60,7 +61,8 @@ GridGeometry<Dim> CellList<Dim, T>::padded(GridGeometry<Dim> grid) {
 
 template <int Dim, class T>
 std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points(
-    const Context<Dim, T>& context) {
+    const Context<Dim, T>& caller_context) {
+  const Context<Dim, T> context = for_build(caller_context);
   static constexpr double kSparse = 1.5, kTarget = 3.0, kMaxCoarsening = 16.0;
   GridGeometry<Dim> grid = padded(choose_grid(context));
   CellListLayout<Dim> layout =
@@ -68,20 +70,24 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   if (context.cell_subdivision != 0 || layout.cells() == 0) return {grid, std::move(layout)};
   const std::size_t cells = layout.cells();
   const std::size_t samples = std::min(cells, std::clamp<std::size_t>(cells / 8, 64, 512));
-  std::int64_t found = 0;
-#pragma omp parallel for schedule(static) reduction(+ : found) num_threads(usable_threads(context.threads))
-  for (std::int64_t q = 0; q < static_cast<std::int64_t>(samples); ++q) {
-    const auto c =
-        layout.coord_of(static_cast<std::uint32_t>(static_cast<std::size_t>(q) * cells / samples));
-    for (int t = 0; t < stencil_size<Dim>(1); ++t) {
-      Cell<Dim> neighbor = stencil_offset<Dim>(t, 1);
-      for (int k = 0; k < Dim; ++k) neighbor[k] += c[k];
-      found += layout.find(neighbor) != CellListLayout<Dim>::kNoCell;
+  std::atomic<std::int64_t> found = 0;
+  parallel_region(context.threads, [&] {
+    std::int64_t mine = 0;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t q = 0; q < static_cast<std::int64_t>(samples); ++q) {
+      const auto c = layout.coord_of(
+          static_cast<std::uint32_t>(static_cast<std::size_t>(q) * cells / samples));
+      for (int t = 0; t < stencil_size<Dim>(1); ++t) {
+        Cell<Dim> neighbor = stencil_offset<Dim>(t, 1);
+        for (int k = 0; k < Dim; ++k) neighbor[k] += c[k];
+        mine += layout.find(neighbor) != CellListLayout<Dim>::kNoCell;
+      }
     }
-  }
+    found.fetch_add(mine, std::memory_order_relaxed);
+  });
   const auto probed = static_cast<std::int64_t>(samples) * stencil_size<Dim>(1);
   const double per_stencil_cell = static_cast<double>(layout.size()) / static_cast<double>(cells) *
-                                  static_cast<double>(found) / static_cast<double>(probed);
+                                  static_cast<double>(found.load()) / static_cast<double>(probed);
   if (per_stencil_cell < kSparse) {
     const double coarsening =
         std::min(kMaxCoarsening, std::pow(kTarget / per_stencil_cell, 1.0 / Dim));
@@ -219,13 +225,12 @@ std::size_t CellList<Dim, T>::estimated_entries(const Search& search, Stencil st
   // (2^-16 of an entry), so the estimate does not depend on how the threads split the samples.
   constexpr double kScale = 65536.0;
   const std::size_t n = layout_.size();
-  std::uint64_t sum = 0;
-#pragma omp parallel num_threads(usable_threads(this->context_.threads))
-  {
+  std::atomic<std::uint64_t> sum = 0;
+  parallel_region(this->context_.threads, [&] {
     CellWork<Dim> work;
     std::uint32_t last_cell = CellListLayout<Dim>::kNoCell;
-    std::uint64_t last_mean = 0;
-#pragma omp for schedule(static) reduction(+ : sum)
+    std::uint64_t last_mean = 0, mine = 0;
+#pragma omp for schedule(static) nowait
     for (std::int64_t q = 0; q < samples; ++q) {
       const std::size_t position =
           (2 * static_cast<std::size_t>(q) + 1) * n / (2 * static_cast<std::size_t>(samples));
@@ -242,11 +247,12 @@ std::size_t CellList<Dim, T>::estimated_entries(const Search& search, Stencil st
         last_mean = static_cast<std::uint64_t>(static_cast<double>(found) /
                                                static_cast<double>(points) * kScale);
       }
-      sum += last_mean;
+      mine += last_mean;
     }
-  }
-  return static_cast<std::size_t>(static_cast<double>(sum) / kScale / static_cast<double>(samples) *
-                                  static_cast<double>(rows));
+    sum.fetch_add(mine, std::memory_order_relaxed);
+  });
+  return static_cast<std::size_t>(static_cast<double>(sum.load()) / kScale /
+                                  static_cast<double>(samples) * static_cast<double>(rows));
 }
 
 template <int Dim, class T>

@@ -156,6 +156,12 @@ class CellList final : public EngineBase<Dim, T> {
   /// update() rebuilds when a sample shows more than this fraction of the points changed cell
   /// (CellListLayout::update; measured: docs/benchmarks.md, "Update vs rebuild").
   static constexpr double kMaxChangedFraction = 0.02;
+  /// Builds and updates of fewer points run on one thread (for_build()). Measured on 2 threads
+  /// against 1 (docs/benchmarks.md, seventy-third session): 1000 points 32 against 22 us, 3000
+  /// points 51 against 49, 5000 points 70 against 77: a build's dozen parallel regions cost a
+  /// team of two more than they share out below a few thousand points. Searches keep every
+  /// thread: their lists divide from 1000 points on (51 against 74 us).
+  static constexpr std::size_t kParallelBuildPoints = 4096;
   /// Empty cells added around the bounding box on every side, so that points drifting out of it
   /// stay on the lattice and update() can keep it.
   static constexpr std::int64_t kPaddingCells = 1;
@@ -256,6 +262,14 @@ class CellList final : public EngineBase<Dim, T> {
   /// cells, 64 to 512 (sampling every cell had cost small builds a third of their time).
   static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
       const Context<Dim, T>& context);
+
+  /// `context` with the threads a build or update of its points takes: one below
+  /// kParallelBuildPoints points, else the context's own.
+  static Context<Dim, T> for_build(const Context<Dim, T>& context) {
+    Context<Dim, T> build = context;
+    if (context.points.size() < kParallelBuildPoints) build.threads = 1;
+    return build;
+  }
 
   /// Slab bits for the layout on `grid`: kSlabBits where a group search may use them (cells of
   /// edge r) and a point's own cell holds at least kSlabMinPoints points on average (weighting

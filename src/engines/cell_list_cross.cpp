@@ -78,30 +78,32 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
     const CellKeysFn<Dim, double> query_keys = best_cell_keys<Dim, double>(this->context_.simd);
     const auto chunks = static_cast<std::int64_t>((m + kKeyChunk - 1) / kKeyChunk);
     kept_in_chunk.assign(static_cast<std::size_t>(chunks), 0);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      const auto first = static_cast<std::size_t>(c) * kKeyChunk;
-      const std::size_t last = std::min(m, first + kKeyChunk);
-      query_keys(input, first, last, keys.data(), packed ? nullptr : order.data());
-      // A query whose stencil has no points is put off the lattice too (one bit test, while
-      // its position is still in cache, instead of a stencil's lookups from its slot): most
-      // of them where the points fill a small part of their box (W5, docs/benchmarks.md).
-      const bool probe = !layout_.near_occupied.empty();
-      std::size_t kept = 0;
-      for (std::size_t q = first; q < last; ++q) {
-        if (!on_lattice(keys[q])) continue;
-        if (probe) {
-          Cell<Dim> cell;
-          for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries.coord(q, k), k);
-          if (!layout_.near_points(cell)) {
-            keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
-            continue;
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto first = static_cast<std::size_t>(c) * kKeyChunk;
+        const std::size_t last = std::min(m, first + kKeyChunk);
+        query_keys(input, first, last, keys.data(), packed ? nullptr : order.data());
+        // A query whose stencil has no points is put off the lattice too (one bit test, while
+        // its position is still in cache, instead of a stencil's lookups from its slot): most
+        // of them where the points fill a small part of their box (W5, docs/benchmarks.md).
+        const bool probe = !layout_.near_occupied.empty();
+        std::size_t kept = 0;
+        for (std::size_t q = first; q < last; ++q) {
+          if (!on_lattice(keys[q])) continue;
+          if (probe) {
+            Cell<Dim> cell;
+            for (int k = 0; k < Dim; ++k) cell[k] = grid_.cell_along(queries.coord(q, k), k);
+            if (!layout_.near_points(cell)) {
+              keys[q] = packed ? keys[q] & 0xFFFFFFFFu : 0;
+              continue;
+            }
           }
+          ++kept;
         }
-        ++kept;
+        kept_in_chunk[static_cast<std::size_t>(c)] = kept;
       }
-      kept_in_chunk[static_cast<std::size_t>(c)] = kept;
-    }
+    });
   }
   // Where many queries are off the lattice (points on a surface, queries in its box), they are
   // left out before the sort, so that it sorts only the others: one more pass over the keys.
@@ -114,18 +116,20 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
     sized_for_overwrite(kept_keys, on);
     if (!packed) sized_for_overwrite(kept_order, on);
     const auto chunks = static_cast<std::int64_t>(kept_in_chunk.size());
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      const auto first = static_cast<std::size_t>(c) * kKeyChunk;
-      const std::size_t last = std::min(m, first + kKeyChunk);
-      std::size_t at = kept_in_chunk[static_cast<std::size_t>(c)];
-      for (std::size_t q = first; q < last; ++q) {
-        if (!on_lattice(keys[q])) continue;
-        kept_keys[at] = keys[q];
-        if (!packed) kept_order[at] = order[q];
-        ++at;
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto first = static_cast<std::size_t>(c) * kKeyChunk;
+        const std::size_t last = std::min(m, first + kKeyChunk);
+        std::size_t at = kept_in_chunk[static_cast<std::size_t>(c)];
+        for (std::size_t q = first; q < last; ++q) {
+          if (!on_lattice(keys[q])) continue;
+          kept_keys[at] = keys[q];
+          if (!packed) kept_order[at] = order[q];
+          ++at;
+        }
       }
-    }
+    });
     keys = std::move(kept_keys);
     if (!packed) order = std::move(kept_order);
   }
@@ -142,8 +146,10 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
   if (packed) {
     sized_for_overwrite(order, on);
     const auto slots = static_cast<std::int64_t>(on);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t t = 0; t < slots; ++t) order[t] = static_cast<index_t>(keys[off + t]);
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t t = 0; t < slots; ++t) order[t] = static_cast<index_t>(keys[off + t]);
+    });
   }
   // slot -> query, sorted by cell
   const std::span<const index_t> query_of(order.data() + (packed ? 0 : off), on);

@@ -38,20 +38,22 @@ std::vector<std::uint64_t> dilated(std::span<const std::uint64_t> bits,
     padded.assign(static_cast<std::size_t>(words + 2 * pad), 0);
     std::copy(current.begin(), current.end(), padded.begin() + pad);
     const std::uint64_t* from = padded.data() + pad;
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t j = 0; j < words; ++j) {
-      std::uint64_t word = from[j];
-      for (int d = 1; d <= radius; ++d) {
-        // Bit i of the word gets bits i - by and i + by; `x >> 1 >> (63 - b)` is x >> (64 - b)
-        // for b > 0 and 0 for b = 0 (likewise for the left shift), without a branch.
-        const std::uint64_t by = static_cast<std::uint64_t>(d) * stride;
-        const auto w = static_cast<std::int64_t>(by >> 6);
-        const auto b = static_cast<unsigned>(by & 63);
-        word |= from[j - w] << b | from[j - w - 1] >> 1 >> (63 - b);
-        word |= from[j + w] >> b | from[j + w + 1] << 1 << (63 - b);
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t j = 0; j < words; ++j) {
+        std::uint64_t word = from[j];
+        for (int d = 1; d <= radius; ++d) {
+          // Bit i of the word gets bits i - by and i + by; `x >> 1 >> (63 - b)` is x >> (64 - b)
+          // for b > 0 and 0 for b = 0 (likewise for the left shift), without a branch.
+          const std::uint64_t by = static_cast<std::uint64_t>(d) * stride;
+          const auto w = static_cast<std::int64_t>(by >> 6);
+          const auto b = static_cast<unsigned>(by & 63);
+          word |= from[j - w] << b | from[j - w - 1] >> 1 >> (63 - b);
+          word |= from[j + w] >> b | from[j + w + 1] << 1 << (63 - b);
+        }
+        current[j] = word;
       }
-      current[j] = word;
-    }
+    });
     stride *= dims[k];
   }
   return current;
@@ -74,13 +76,14 @@ IndexVector<std::uint32_t> sort_within_coarse_keys(const IndexVector<std::uint64
   IndexVector<std::uint32_t> fine_of_index, fine;
   sized_for_overwrite(fine_of_index, n);
   sized_for_overwrite(fine, n);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t i = 0; i < signed_n; ++i)
-    fine_of_index[i] = fine_of(static_cast<std::size_t>(i));
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < signed_n; ++i)
+      fine_of_index[i] = fine_of(static_cast<std::size_t>(i));
+  });
   constexpr std::size_t kChunk = 4096;
   const auto chunks = static_cast<std::int64_t>((n + kChunk - 1) / kChunk);
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     std::vector<std::uint64_t> run;  // (fine code, index) of one run, packed for the sort
 #pragma omp for schedule(dynamic)
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
@@ -106,7 +109,7 @@ IndexVector<std::uint32_t> sort_within_coarse_keys(const IndexVector<std::uint64
         a = b;
       }
     }
-  }
+  });
   return fine;
 }
 
@@ -217,12 +220,14 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     if (layout.columns) input.column_z_bits = layout.z_bits;
     constexpr std::int64_t kChunk = 1024;
     const std::int64_t chunks = (signed_n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      const auto first = static_cast<std::size_t>(c * kChunk);
-      const std::size_t last = std::min(n, first + kChunk);
-      cell_keys(input, first, last, keys.data(), packed ? nullptr : layout.order.data());
-    }
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto first = static_cast<std::size_t>(c * kChunk);
+        const std::size_t last = std::min(n, first + kChunk);
+        cell_keys(input, first, last, keys.data(), packed ? nullptr : layout.order.data());
+      }
+    });
   }
   // Float coordinates in sorted order (relative to their frame's origin), and a bit for each
   // sorted position that begins a cell: where the key changes (or, with a coarse key, the exact
@@ -316,8 +321,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     const auto index_at = [&](std::int64_t s) {
       return packed ? static_cast<index_t>(keys[s]) : layout.order[s];
     };
-#pragma omp parallel num_threads(usable_threads(threads))
-    {
+    parallel_region(threads, [&] {
       FrameOrigins<Dim> frames(grid, frame_shift);
       CellBegins marks(begins);  // this thread's positions come in order (a static schedule)
 #pragma omp for schedule(static)
@@ -331,7 +335,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
         marks.set(static_cast<std::size_t>(s),
                   s == 0 || key_at(s) != key_at(s - 1) || (shift > 0 && fine[s] != fine[s - 1]));
       }
-    }
+    });
   }
   // The cell coordinates are decoded from the keys (a full-resolution key is its cell's Morton
   // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
@@ -364,10 +368,12 @@ void CellListLayout<Dim>::index_order(std::span<const CellCoord> coords, int thr
   }
   const auto count = static_cast<std::int64_t>(coords.size());
   cell_z.resize(coords.size());
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t c = 0; c < count; ++c) {
-    cell_z[c] = static_cast<std::uint16_t>(coords[c][Dim - 1]);
-  }
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t c = 0; c < count; ++c) {
+      cell_z[c] = static_cast<std::uint16_t>(coords[c][Dim - 1]);
+    }
+  });
   for (std::int64_t c = 0; c < count; ++c) {
     if (c > 0 && column_of(coords[c - 1]) == column_of(coords[c])) continue;
     column_runs.push_back(ColumnRun{static_cast<std::uint32_t>(c),
@@ -394,44 +400,48 @@ void CellListLayout<Dim>::index_tiles(std::span<const CellCoord> coords, int thr
     none.fill(~std::uint32_t{0});
     return none;
   };
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t j = 0; j < signed_chunks; ++j) {
-    const std::size_t first = static_cast<std::size_t>(j) * kChunk;
-    const std::size_t last = std::min(count, first + kChunk);
-    CellCoord previous = tile_before(first);
-    std::size_t begun = 0;
-    for (std::size_t c = first; c < last; ++c) {
-      const CellCoord tile = tile_of(coords[c]);
-      begun += same_coords(tile, previous) ? 0 : 1;
-      previous = tile;
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      const std::size_t first = static_cast<std::size_t>(j) * kChunk;
+      const std::size_t last = std::min(count, first + kChunk);
+      CellCoord previous = tile_before(first);
+      std::size_t begun = 0;
+      for (std::size_t c = first; c < last; ++c) {
+        const CellCoord tile = tile_of(coords[c]);
+        begun += same_coords(tile, previous) ? 0 : 1;
+        previous = tile;
+      }
+      tiles_before[static_cast<std::size_t>(j) + 1] = begun;
     }
-    tiles_before[static_cast<std::size_t>(j) + 1] = begun;
-  }
+  });
   std::partial_sum(tiles_before.begin(), tiles_before.end(), tiles_before.begin());
   tiles.resize(tiles_before[chunks]);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t j = 0; j < signed_chunks; ++j) {
-    const std::size_t first = static_cast<std::size_t>(j) * kChunk;
-    const std::size_t last = std::min(count, first + kChunk);
-    std::size_t t = tiles_before[static_cast<std::size_t>(j)];
-    CellCoord previous = tile_before(first);
-    Tile* tile = nullptr;     // the tile of cell c, once one has begun in this chunk
-    std::uint64_t cells = 0;  // its cells so far (stored when it ends: no store per cell)
-    for (std::size_t c = first; c < count; ++c) {
-      const CellCoord at = tile_of(coords[c]);
-      if (!same_coords(at, previous)) {
-        if (tile != nullptr) tile->cells = cells;
-        tile = nullptr;
-        if (c >= last) break;
-        tile = &tiles[t++];
-        *tile = Tile{at, static_cast<std::uint32_t>(c), 0};
-        cells = 0;
-        previous = at;
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      const std::size_t first = static_cast<std::size_t>(j) * kChunk;
+      const std::size_t last = std::min(count, first + kChunk);
+      std::size_t t = tiles_before[static_cast<std::size_t>(j)];
+      CellCoord previous = tile_before(first);
+      Tile* tile = nullptr;     // the tile of cell c, once one has begun in this chunk
+      std::uint64_t cells = 0;  // its cells so far (stored when it ends: no store per cell)
+      for (std::size_t c = first; c < count; ++c) {
+        const CellCoord at = tile_of(coords[c]);
+        if (!same_coords(at, previous)) {
+          if (tile != nullptr) tile->cells = cells;
+          tile = nullptr;
+          if (c >= last) break;
+          tile = &tiles[t++];
+          *tile = Tile{at, static_cast<std::uint32_t>(c), 0};
+          cells = 0;
+          previous = at;
+        }
+        cells |= std::uint64_t{1} << code_in_tile(coords[c]);
       }
-      cells |= std::uint64_t{1} << code_in_tile(coords[c]);
+      if (tile != nullptr) tile->cells = cells;
     }
-    if (tile != nullptr) tile->cells = cells;
-  }
+  });
 }
 
 template <int Dim>
@@ -449,28 +459,32 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
     const auto nz = static_cast<std::size_t>(dims[Dim - 1]);
     column_slots.assign(static_cast<std::size_t>(dims[0] * dims[1]) * (nz + 1), 0);
     const auto runs = static_cast<std::int64_t>(column_runs.size());
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t k = 0; k < runs; ++k) {
-      const ColumnRun& run = column_runs[static_cast<std::size_t>(k)];
-      std::uint32_t cell = run.first;
-      const auto stop = k + 1 < runs ? column_runs[static_cast<std::size_t>(k) + 1].first
-                                     : static_cast<std::uint32_t>(count);
-      const std::size_t column = run.x + static_cast<std::size_t>(dims[0]) * run.y;
-      std::uint32_t* slots = column_slots.data() + column * (nz + 1);
-      for (std::size_t z = 0; z <= nz; ++z) {
-        while (cell < stop && cell_z[cell] < z) ++cell;
-        slots[z] = cell;
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t k = 0; k < runs; ++k) {
+        const ColumnRun& run = column_runs[static_cast<std::size_t>(k)];
+        std::uint32_t cell = run.first;
+        const auto stop = k + 1 < runs ? column_runs[static_cast<std::size_t>(k) + 1].first
+                                       : static_cast<std::uint32_t>(count);
+        const std::size_t column = run.x + static_cast<std::size_t>(dims[0]) * run.y;
+        std::uint32_t* slots = column_slots.data() + column * (nz + 1);
+        for (std::size_t z = 0; z <= nz; ++z) {
+          while (cell < stop && cell_z[cell] < z) ++cell;
+          slots[z] = cell;
+        }
       }
-    }
+    });
   } else if (grid.total_cells() <= static_cast<double>(size()) + kDenseSlack) {
     dense.assign(static_cast<std::size_t>(grid.total_cells()), kNoCell);
     const auto signed_cells = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t c = 0; c < signed_cells; ++c) {
-      std::int64_t linear = coords[c][Dim - 1];
-      for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + coords[c][k];
-      dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
-    }
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < signed_cells; ++c) {
+        std::int64_t linear = coords[c][Dim - 1];
+        for (int k = Dim - 2; k >= 0; --k) linear = linear * grid.dims[k] + coords[c][k];
+        dense[static_cast<std::size_t>(linear)] = static_cast<std::uint32_t>(c);
+      }
+    });
   } else {
     const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * tiles.size(), 2));
     tile_slots.assign(capacity, kNoCell);
@@ -505,8 +519,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   IndexVector<std::uint64_t> marks;
   sized_for_overwrite(marks, static_cast<std::size_t>(wanted) * words);
   std::size_t copies = 1;
-#pragma omp parallel num_threads(usable_threads(wanted))
-  {
+  parallel_region(wanted, [&] {
     const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
 #pragma omp single
@@ -517,13 +530,15 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
       const std::uint64_t bit = occupancy_bit(coords[c]);
       own[bit >> 6] |= std::uint64_t{1} << (bit & 63);
     }
-  }
+  });
   if (copies > 1) {
     const auto signed_words = static_cast<std::int64_t>(words);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t w = 0; w < signed_words; ++w) {
-      for (std::size_t t = 1; t < copies; ++t) marks[w] |= marks[t * words + w];
-    }
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t w = 0; w < signed_words; ++w) {
+        for (std::size_t t = 1; t < copies; ++t) marks[w] |= marks[t * words + w];
+      }
+    });
   }
   // Blocks of 2^occupied_shift cells: a reach of `reach` cells spans that many blocks, rounded up.
   const int block_reach = (grid.reach + (1 << occupied_shift) - 1) >> occupied_shift;

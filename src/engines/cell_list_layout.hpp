@@ -601,8 +601,7 @@ class CellListLayout {
                                      int threads, CellAt cell_at) {
     const std::size_t words = begins.size();
     std::vector<std::size_t> cells_before(static_cast<std::size_t>(std::max(threads, 1)) + 1, 0);
-#pragma omp parallel num_threads(usable_threads(threads))
-    {
+    parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
       const auto t = static_cast<std::size_t>(thread_id());
@@ -623,13 +622,15 @@ class CellListLayout {
           starts[c++] = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
         }
       }
-    }
+    });
     const std::size_t count = cell_start.size() - 1;
     cell_start[count] = static_cast<std::uint32_t>(n);
     std::vector<CellCoord> coords(count);
     const auto signed_cells = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t c = 0; c < signed_cells; ++c) coords[c] = cell_at(cell_start[c]);
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < signed_cells; ++c) coords[c] = cell_at(cell_start[c]);
+    });
     return coords;
   }
   /// slab_start from cell_start and `slab_at(s)`, the slab of the point at sorted position s
@@ -641,15 +642,17 @@ class CellListLayout {
     if (inner == 0) return;
     slab_start.resize(cells() * static_cast<std::size_t>(inner));
     const auto signed_cells = static_cast<std::int64_t>(cells());
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t c = 0; c < signed_cells; ++c) {
-      std::uint32_t s = cell_start[c];
-      const std::uint32_t end = cell_start[c + 1];
-      for (int j = 1; j <= inner; ++j) {
-        while (s < end && slab_at(s) < j) ++s;
-        slab_start[static_cast<std::size_t>(c * inner + j - 1)] = s;
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < signed_cells; ++c) {
+        std::uint32_t s = cell_start[c];
+        const std::uint32_t end = cell_start[c + 1];
+        for (int j = 1; j <= inner; ++j) {
+          while (s < end && slab_at(s) < j) ++s;
+          slab_start[static_cast<std::size_t>(c * inner + j - 1)] = s;
+        }
       }
-    }
+    });
   }
   /// The tiles of the cells of lattice coordinates `coords` (index_cells()), or in column order
   /// cell_z and column_runs.

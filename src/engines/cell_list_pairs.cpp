@@ -81,8 +81,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out
     std::vector<double> distances;
   };
   std::vector<std::vector<Late>> late(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     CellWork<Dim> work;
     Buffer<Pair> block_pairs;
     Buffer<double> block_distances;
@@ -111,7 +110,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out
                                std::vector<double>(measured.begin(), measured.end())});
       }
     }
-  }
+  });
   out.resize(cursor.load());
   if (measure) distances->resize(cursor.load());
   for (const auto& per_thread : late) {
@@ -140,8 +139,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = this->context_.threads;
   std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, 0);
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
@@ -151,12 +149,11 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
           [&](std::uint32_t, const std::uint32_t*, std::uint32_t found) { count += found; });
       start[b + 1] = count;
     }
-  }
+  });
   for (std::int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
   out.allocate(start.back());
   std::atomic<bool> repeated = true;
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     CellWork<Dim> work;
     Buffer<Pair> row_pairs;
 #pragma omp for schedule(dynamic, 1)
@@ -176,7 +173,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
                      at += count;
                    });
     }
-  }
+  });
   if (!repeated) throw std::logic_error("spatialhash: the pair search was not repeatable");
 }
 

@@ -20,6 +20,7 @@
 // slab may differ (stayers first), which no search depends on.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -74,27 +75,33 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // result.
   constexpr std::uint32_t kSampleStride = 128, kMinSamples = 1024;
   if (n / kSampleStride >= kMinSamples) {
-    std::size_t sampled = 0, changed = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads)) reduction(+ : sampled, changed)
-    for (std::int64_t j = 0; j < signed_chunks; ++j) {
-      std::size_t c = first[j];
-      CellWalk walk(*this, static_cast<std::uint32_t>(c));
-      for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]];
-           s += kSampleStride, ++sampled) {
-        while (cell_start[c + 1] <= s) {
-          ++c;
-          walk.next();
+    std::atomic<std::size_t> sampled_total = 0, changed_total = 0;
+    parallel_region(threads, [&] {
+      std::size_t sampled = 0, changed = 0;
+#pragma omp for schedule(dynamic, 1) nowait
+      for (std::int64_t j = 0; j < signed_chunks; ++j) {
+        std::size_t c = first[j];
+        CellWalk walk(*this, static_cast<std::uint32_t>(c));
+        for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]];
+             s += kSampleStride, ++sampled) {
+          while (cell_start[c + 1] <= s) {
+            ++c;
+            walk.next();
+          }
+          const Cell<Dim> cell = grid.cell_of(points, order[s]);
+          bool moved = false;
+          for (int k = 0; k < Dim; ++k) {
+            moved |= cell[k] != static_cast<std::int64_t>(walk.coord()[k]);
+          }
+          changed += moved ? 1 : 0;
         }
-        const Cell<Dim> cell = grid.cell_of(points, order[s]);
-        bool moved = false;
-        for (int k = 0; k < Dim; ++k) {
-          moved |= cell[k] != static_cast<std::int64_t>(walk.coord()[k]);
-        }
-        changed += moved ? 1 : 0;
       }
-    }
-    const double p = max_changed_fraction, samples = static_cast<double>(sampled);
-    if (static_cast<double>(changed) > samples * p + 3.0 * std::sqrt(samples * p * (1.0 - p))) {
+      sampled_total.fetch_add(sampled, std::memory_order_relaxed);
+      changed_total.fetch_add(changed, std::memory_order_relaxed);
+    });
+    const double p = max_changed_fraction, samples = static_cast<double>(sampled_total.load());
+    if (static_cast<double>(changed_total.load()) >
+        samples * p + 3.0 * std::sqrt(samples * p * (1.0 - p))) {
       return std::nullopt;
     }
   }
@@ -106,85 +113,86 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   spare.changed_cell.resize(n);
   spare.position_keys.resize(n);
   std::vector<std::size_t> changed_before(chunks + 1, 0);  // movers per chunk, then their prefix
-  int outside = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads)) \
-    reduction(|                                                                    \
-              : outside)
-  for (std::int64_t j = 0; j < signed_chunks; ++j) {
-    // Local copies: the byte stores below may alias anything, which would otherwise force
-    // reloads of every member in the inner loop.
-    std::array<float*, Dim> moved_axis;
-    std::array<double, Dim> origin, extent;
-    for (int k = 0; k < Dim; ++k) {
-      moved_axis[k] = spare.moved_axis[k].data();
-      origin[k] = grid.origin[k];
-      extent[k] = static_cast<double>(dims[k]);
-    }
-    const double inv_cell = grid.inv_cell;
-    const double cell_size = grid.cell_size;
-    const double slab_scale = static_cast<double>(slab_count);
-    const index_t* order_of = order.data();
-    std::uint8_t* changed_cell = spare.changed_cell.data();
-    std::uint64_t* keys = spare.position_keys.data();
-    std::size_t changed = 0;
-    int off_lattice = 0;
-    // Blocks of positions: first a plain gather of the caller's coordinates (many independent
-    // cache misses in flight), then the arithmetic on the gathered block.
-    constexpr std::uint32_t kBlock = 256;
-    std::array<std::array<double, kBlock>, Dim> gathered;
-    const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
-    std::size_t c = first[j];
-    CellWalk walk(*this, static_cast<std::uint32_t>(c));
-    CellCoord old_cell = walk.coord();  // the lattice coordinates of cell c
-    int slab = 0;                       // the slab of cell c that position s lies in
-    for (std::uint32_t block = begin; block < end; block += kBlock) {
-      const std::uint32_t stop = std::min(end, block + kBlock);
-      for (std::uint32_t s = block; s < stop; ++s) {
-        const index_t i = order_of[s];
-        for (int k = 0; k < Dim; ++k) gathered[k][s - block] = points.coord(i, k);
+  std::atomic<int> outside = 0;
+  parallel_region(threads, [&] {
+#pragma omp for schedule(dynamic, 1) nowait
+    for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      // Local copies: the byte stores below may alias anything, which would otherwise force
+      // reloads of every member in the inner loop.
+      std::array<float*, Dim> moved_axis;
+      std::array<double, Dim> origin, extent;
+      for (int k = 0; k < Dim; ++k) {
+        moved_axis[k] = spare.moved_axis[k].data();
+        origin[k] = grid.origin[k];
+        extent[k] = static_cast<double>(dims[k]);
       }
-      for (std::uint32_t s = block; s < stop; ++s) {
-        while (cell_start[c + 1] <= s) {
-          ++c;
-          walk.next();
-          old_cell = walk.coord();
-          slab = 0;
+      const double inv_cell = grid.inv_cell;
+      const double cell_size = grid.cell_size;
+      const double slab_scale = static_cast<double>(slab_count);
+      const index_t* order_of = order.data();
+      std::uint8_t* changed_cell = spare.changed_cell.data();
+      std::uint64_t* keys = spare.position_keys.data();
+      std::size_t changed = 0;
+      int off_lattice = 0;
+      // Blocks of positions: first a plain gather of the caller's coordinates (many independent
+      // cache misses in flight), then the arithmetic on the gathered block.
+      constexpr std::uint32_t kBlock = 256;
+      std::array<std::array<double, kBlock>, Dim> gathered;
+      const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
+      std::size_t c = first[j];
+      CellWalk walk(*this, static_cast<std::uint32_t>(c));
+      CellCoord old_cell = walk.coord();  // the lattice coordinates of cell c
+      int slab = 0;                       // the slab of cell c that position s lies in
+      for (std::uint32_t block = begin; block < end; block += kBlock) {
+        const std::uint32_t stop = std::min(end, block + kBlock);
+        for (std::uint32_t s = block; s < stop; ++s) {
+          const index_t i = order_of[s];
+          for (int k = 0; k < Dim; ++k) gathered[k][s - block] = points.coord(i, k);
         }
-        while (slab + 1 < slab_count && slab_begin(static_cast<std::uint32_t>(c), slab + 1) <= s) {
-          ++slab;
-        }
-        CellCoord cell;
-        std::uint32_t moved = 0;
-        std::uint32_t new_slab = 0;
-        for (int k = 0; k < Dim; ++k) {
-          const double x = gathered[k][s - block];
-          const double u = (x - origin[k]) * inv_cell;
-          const bool off = !(u >= 0.0 && u < extent[k]);
-          off_lattice |= static_cast<int>(off);
-          cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
-          moved |= cell[k] ^ old_cell[k];
-          // Relative to the frame of the point's new cell (cell_list_layout.hpp).
-          moved_axis[k][s] = static_cast<float>(
-              x - frame_origin(origin[k], cell_size, static_cast<std::int64_t>(cell[k])));
-          if (k == Dim - 1 && !off) {
-            // floor(u * slabs) - slabs * floor(u), as the key pass computes it (exact).
-            new_slab = static_cast<std::uint32_t>(u * slab_scale) -
-                       cell[k] * static_cast<std::uint32_t>(slab_count);
+        for (std::uint32_t s = block; s < stop; ++s) {
+          while (cell_start[c + 1] <= s) {
+            ++c;
+            walk.next();
+            old_cell = walk.coord();
+            slab = 0;
           }
+          while (slab + 1 < slab_count &&
+                 slab_begin(static_cast<std::uint32_t>(c), slab + 1) <= s) {
+            ++slab;
+          }
+          CellCoord cell;
+          std::uint32_t moved = 0;
+          std::uint32_t new_slab = 0;
+          for (int k = 0; k < Dim; ++k) {
+            const double x = gathered[k][s - block];
+            const double u = (x - origin[k]) * inv_cell;
+            const bool off = !(u >= 0.0 && u < extent[k]);
+            off_lattice |= static_cast<int>(off);
+            cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
+            moved |= cell[k] ^ old_cell[k];
+            // Relative to the frame of the point's new cell (cell_list_layout.hpp).
+            moved_axis[k][s] = static_cast<float>(
+                x - frame_origin(origin[k], cell_size, static_cast<std::int64_t>(cell[k])));
+            if (k == Dim - 1 && !off) {
+              // floor(u * slabs) - slabs * floor(u), as the key pass computes it (exact).
+              new_slab = static_cast<std::uint32_t>(u * slab_scale) -
+                         cell[k] * static_cast<std::uint32_t>(slab_count);
+            }
+          }
+          moved |= new_slab ^ static_cast<std::uint32_t>(slab);
+          const std::uint32_t changed_here = moved != 0 ? 1u : 0u;
+          changed_cell[s] = static_cast<std::uint8_t>(changed_here);
+          if (changed_here != 0) {  // gathered data: cheap branch
+            keys[s] = cell_key(cell) << slab_bits | new_slab;
+          }
+          changed += changed_here;
         }
-        moved |= new_slab ^ static_cast<std::uint32_t>(slab);
-        const std::uint32_t changed_here = moved != 0 ? 1u : 0u;
-        changed_cell[s] = static_cast<std::uint8_t>(changed_here);
-        if (changed_here != 0) {  // gathered data: cheap branch
-          keys[s] = cell_key(cell) << slab_bits | new_slab;
-        }
-        changed += changed_here;
       }
+      outside.fetch_or(off_lattice, std::memory_order_relaxed);
+      changed_before[j + 1] = changed;
     }
-    outside |= off_lattice;
-    changed_before[j + 1] = changed;
-  }
-  if (outside != 0) return std::nullopt;
+  });
+  if (outside.load() != 0) return std::nullopt;
   std::partial_sum(changed_before.begin(), changed_before.end(), changed_before.begin());
   const std::size_t movers = changed_before[chunks];
   if (movers == 0) {
@@ -198,16 +206,18 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // 2. The movers, sorted by the key of their new cell (stable: ties by old position).
   spare.mover_keys.resize(movers);
   spare.mover_positions.resize(movers);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads))
-  for (std::int64_t j = 0; j < signed_chunks; ++j) {
-    std::size_t at = changed_before[j];
-    for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]]; ++s) {
-      if (spare.changed_cell[s] == 0) continue;
-      spare.mover_keys[at] = spare.position_keys[s];
-      spare.mover_positions[at] = s;
-      ++at;
+  parallel_region(threads, [&] {
+#pragma omp for schedule(dynamic, 1) nowait
+    for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      std::size_t at = changed_before[j];
+      for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]]; ++s) {
+        if (spare.changed_cell[s] == 0) continue;
+        spare.mover_keys[at] = spare.position_keys[s];
+        spare.mover_positions[at] = s;
+        ++at;
+      }
     }
-  }
+  });
   radix_sort_pairs(spare.mover_keys, spare.mover_positions, Dim * bits + slab_bits, threads,
                    spare.sort_keys, spare.sort_values);
 
@@ -227,47 +237,49 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   for (int k = 0; k < Dim; ++k) spare.axis[k].resize(n);
   spare.cell_begins.assign((n + 63) / 64, 0);
   spare.slab_of.resize(slab_bits > 0 ? n : 0);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(usable_threads(threads))
-  for (std::int64_t j = 0; j < signed_chunks; ++j) {
-    std::size_t m = mover_begin[j];
-    const std::size_t m_end = mover_begin[j + 1];
-    // Stayers before this chunk, plus movers with smaller keys.
-    std::size_t t = cell_start[first[j]] - changed_before[j] + m;
-    std::uint64_t previous = 0;
-    bool first_out = true;  // keys below this chunk's interval belong to earlier chunks
-    CellBegins marks(spare.cell_begins);  // the chunk's output positions come in order
-    const auto emit = [&](std::uint32_t s, std::uint64_t key) {
-      spare.order[t] = order[s];
-      for (int k = 0; k < Dim; ++k) spare.axis[k][t] = spare.moved_axis[k][s];
-      const bool begins_cell = first_out || key >> slab_bits != previous >> slab_bits;
-      marks.set(t, begins_cell);
-      if (begins_cell) spare.position_keys[t] = key >> slab_bits;
-      if (slab_bits > 0) spare.slab_of[t] = static_cast<std::uint8_t>(key & (slab_count - 1));
-      previous = key;
-      first_out = false;
-      ++t;
-    };
-    const auto emit_movers_below = [&](std::uint64_t bound, bool inclusive) {
-      while (m < m_end &&
-             (spare.mover_keys[m] < bound || (inclusive && spare.mover_keys[m] == bound))) {
-        emit(spare.mover_positions[m], spare.mover_keys[m]);
-        ++m;
-      }
-    };
-    CellWalk walk(*this, static_cast<std::uint32_t>(first[j]));
-    for (std::size_t c = first[j]; c < first[j + 1]; ++c, walk.next()) {
-      for (int slab = 0; slab < slab_count; ++slab) {
-        const std::uint64_t key = key_of_slab(walk.coord(), slab);
-        emit_movers_below(key, false);
-        const auto cell = static_cast<std::uint32_t>(c);
-        for (std::uint32_t s = slab_begin(cell, slab); s < slab_begin(cell, slab + 1); ++s) {
-          if (spare.changed_cell[s] == 0) emit(s, key);
+  parallel_region(threads, [&] {
+#pragma omp for schedule(dynamic, 1) nowait
+    for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      std::size_t m = mover_begin[j];
+      const std::size_t m_end = mover_begin[j + 1];
+      // Stayers before this chunk, plus movers with smaller keys.
+      std::size_t t = cell_start[first[j]] - changed_before[j] + m;
+      std::uint64_t previous = 0;
+      bool first_out = true;  // keys below this chunk's interval belong to earlier chunks
+      CellBegins marks(spare.cell_begins);  // the chunk's output positions come in order
+      const auto emit = [&](std::uint32_t s, std::uint64_t key) {
+        spare.order[t] = order[s];
+        for (int k = 0; k < Dim; ++k) spare.axis[k][t] = spare.moved_axis[k][s];
+        const bool begins_cell = first_out || key >> slab_bits != previous >> slab_bits;
+        marks.set(t, begins_cell);
+        if (begins_cell) spare.position_keys[t] = key >> slab_bits;
+        if (slab_bits > 0) spare.slab_of[t] = static_cast<std::uint8_t>(key & (slab_count - 1));
+        previous = key;
+        first_out = false;
+        ++t;
+      };
+      const auto emit_movers_below = [&](std::uint64_t bound, bool inclusive) {
+        while (m < m_end &&
+               (spare.mover_keys[m] < bound || (inclusive && spare.mover_keys[m] == bound))) {
+          emit(spare.mover_positions[m], spare.mover_keys[m]);
+          ++m;
         }
-        emit_movers_below(key, true);
+      };
+      CellWalk walk(*this, static_cast<std::uint32_t>(first[j]));
+      for (std::size_t c = first[j]; c < first[j + 1]; ++c, walk.next()) {
+        for (int slab = 0; slab < slab_count; ++slab) {
+          const std::uint64_t key = key_of_slab(walk.coord(), slab);
+          emit_movers_below(key, false);
+          const auto cell = static_cast<std::uint32_t>(c);
+          for (std::uint32_t s = slab_begin(cell, slab); s < slab_begin(cell, slab + 1); ++s) {
+            if (spare.changed_cell[s] == 0) emit(s, key);
+          }
+          emit_movers_below(key, true);
+        }
       }
+      emit_movers_below(std::numeric_limits<std::uint64_t>::max(), true);
     }
-    emit_movers_below(std::numeric_limits<std::uint64_t>::max(), true);
-  }
+  });
 
   // 4. Cells and lookup of the merged layout, built aside and swapped in (nothing below throws
   // after the first swap).

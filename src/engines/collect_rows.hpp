@@ -44,16 +44,20 @@ inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size
   } else {
     lists.offsets[0] = 0;
   }
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t t = 0; t < signed_slots; ++t) lists.offsets[row_of[t] + 1] = row_length[t];
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t t = 0; t < signed_slots; ++t) lists.offsets[row_of[t] + 1] = row_length[t];
+  });
   parallel_inclusive_scan(std::span<std::size_t>(lists.offsets), threads);
   sized_for_overwrite(lists.indices, lists.offsets[rows]);
   sized_for_overwrite(lists.distances, with_distances ? lists.offsets[rows] : 0);
   // Where each row goes, by slot: scattered reads, but independent ones that the processor
   // overlaps (where the rows are placed they would sit in a chain before each store).
   sized_for_overwrite(row_start, slots);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t t = 0; t < signed_slots; ++t) row_start[t] = lists.offsets[row_of[t]];
+  });
 }
 
 /// Rows of a search, collected into `lists` in CSR form. The work is `units` units taken by
@@ -119,8 +123,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   const bool sorted = request.sorted;
   const RowSortFn row_sort = best_row_sort();
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     const int t = thread_id();
     // The thread's own buffer, handed over to `found` once its rows are in: the size it updates
     // for every row stays off the cache line the other threads' buffers share in `found` (W2, 1M
@@ -160,7 +163,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       });
     }
     found[static_cast<std::size_t>(t)] = std::move(out);
-  }
+  });
   ResultVector<std::size_t>& row_start = scratch->row_start;
   lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists, row_start);
   double* const distances = request.with_distances ? lists.distances.data() : nullptr;
@@ -199,8 +202,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     __builtin_prefetch(row + row_length[t] - 1, 1);  // the last line of a row not line-aligned
   };
   std::atomic<bool> repeated = true;
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     Work work;
     std::vector<index_t> sorted_row;  // a deferred row's sorted copy
 #pragma omp for schedule(dynamic, 1)
@@ -239,7 +241,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       }
     }
     streaming_done();
-  }
+  });
   if (keep) ListScratchAccess::put(lists.scratch, std::move(scratch));
   if (!repeated) throw std::logic_error("spatialhash: the list search was not repeatable");
 }

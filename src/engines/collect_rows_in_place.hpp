@@ -133,8 +133,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
 
   // The estimate shared between the buckets by weight.
   std::vector<double> weight(buckets, 0.0);
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     std::vector<double> mine(buckets, 0.0);
 #pragma omp for schedule(static)
     for (std::int64_t u = 0; u < units; ++u) {
@@ -142,7 +141,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
     }
 #pragma omp critical
     for (std::size_t b = 0; b < buckets; ++b) weight[b] += mine[b];
-  }
+  });
   double total_weight = 0.0;
   for (const double w : weight) total_weight += w;
   std::vector<std::size_t> region_start(buckets + 1);
@@ -181,8 +180,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
       request.low_memory ? std::min(tuning.spill_entries, estimate / kLowMemorySpillShare)
                          : tuning.spill_entries;
   std::atomic<std::size_t> spill_taken = 0;
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     const auto t = static_cast<std::size_t>(thread_id());
     // The thread's open chunk in each bucket's region: [cursor, end).
     std::vector<index_t*> cursor(buckets, nullptr), end(buckets, nullptr);
@@ -240,7 +238,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
     }
     spill[t] = std::move(spilled);
     entries_of[t] = std::move(entries);
-  }
+  });
 
   std::vector<std::size_t> final_start(buckets + 1, 0);
   for (std::size_t b = 0; b < buckets; ++b) {
@@ -276,8 +274,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
     return it == region_start.begin() ? std::size_t{0}
                                       : static_cast<std::size_t>(it - region_start.begin()) - 1;
   };
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     std::vector<index_t> scratch;
     std::vector<index_t> length_of(bucket_rows);
     std::vector<const index_t*> row_at(bucket_rows);
@@ -326,7 +323,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
         lists.offsets[first_row + i + 1] = at;
       }
     }
-  }
+  });
   lists.indices.resize(final_start[buckets]);
   // The regions' margins past the end: pages the lists would otherwise hold for nothing.
   release_pages_past_end(lists.indices);

@@ -93,8 +93,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   std::vector<GrowableBuffer<index_t>> spill(static_cast<std::size_t>(threads));
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> gaps(
       static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(usable_threads(threads))
-  {
+  parallel_region(threads, [&] {
     const int t = thread_id();
     GrowableBuffer<index_t>& own_spill = spill[static_cast<std::size_t>(t)];
     std::vector<std::pair<std::size_t, std::size_t>>& own_gaps = gaps[static_cast<std::size_t>(t)];
@@ -135,7 +134,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       });
     }
     if (at < chunk_end) own_gaps.emplace_back(at, chunk_end);
-  }
+  });
 
   // Spilled rows go after the claimed part, thread after thread.
   const std::size_t claimed = cursor.load();
@@ -152,14 +151,16 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       std::copy(rows_spilled.data(), rows_spilled.data() + rows_spilled.size(),
                 out.indices.data() + spill_at[static_cast<std::size_t>(t)]);
     }
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-    for (std::int64_t u = 0; u < units; ++u) {
-      const auto [first, last] = slots_of(u);
-      const std::size_t base = spill_at[static_cast<std::size_t>(unit_thread[u])];
-      for (std::uint32_t s = first; s < last; ++s) {
-        if ((slot_start[s] & kSpilled) != 0) slot_start[s] = base + (slot_start[s] & ~kSpilled);
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t u = 0; u < units; ++u) {
+        const auto [first, last] = slots_of(u);
+        const std::size_t base = spill_at[static_cast<std::size_t>(unit_thread[u])];
+        for (std::uint32_t s = first; s < last; ++s) {
+          if ((slot_start[s] & kSpilled) != 0) slot_start[s] = base + (slot_start[s] & ~kSpilled);
+        }
       }
-    }
+    });
   }
   // The entries between rows get `value` in `values` (indices, and distances when asked for).
   const auto fill_gaps = [&](auto* values, auto value) {
@@ -178,11 +179,13 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     std::fill(out.count.begin(), out.count.end(), index_t{0});
   }
   const auto signed_slots = static_cast<std::int64_t>(slots);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t s = 0; s < signed_slots; ++s) {
-    out.start[row_of[s]] = slot_start[s];
-    out.count[row_of[s]] = slot_length[s];
-  }
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t s = 0; s < signed_slots; ++s) {
+      out.start[row_of[s]] = slot_start[s];
+      out.count[row_of[s]] = slot_length[s];
+    }
+  });
 
   if (!with_distances) {
     out.distances.clear();
@@ -193,24 +196,26 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   }
   if (!with_distances && positions.ids == nullptr) return;
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t s = 0; s < signed_slots; ++s) {
-    index_t* row = out.indices.data() + slot_start[s];
-    const std::uint32_t length = slot_length[s];
-    double* distances = with_distances ? out.distances.data() + slot_start[s] : nullptr;
-    if (positions.ids == nullptr) {
-      if (s + 1 < signed_slots) {
-        prefetch_points(points, out.indices.data() + slot_start[s + 1], slot_length[s + 1]);
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t s = 0; s < signed_slots; ++s) {
+      index_t* row = out.indices.data() + slot_start[s];
+      const std::uint32_t length = slot_length[s];
+      double* distances = with_distances ? out.distances.data() + slot_start[s] : nullptr;
+      if (positions.ids == nullptr) {
+        if (s + 1 < signed_slots) {
+          prefetch_points(points, out.indices.data() + slot_start[s + 1], slot_length[s + 1]);
+        }
+        measure_row_distances(row_distances, points, row_of[s], row, length, distances);
+        continue;
       }
-      measure_row_distances(row_distances, points, row_of[s], row, length, distances);
-      continue;
+      if (distances != nullptr) {
+        measure_row_distances(row_distances, positions.sorted, static_cast<index_t>(s), row, length,
+                              distances);
+      }
+      for (std::uint32_t k = 0; k < length; ++k) row[k] = positions.ids[row[k]];
     }
-    if (distances != nullptr) {
-      measure_row_distances(row_distances, positions.sorted, static_cast<index_t>(s), row, length,
-                            distances);
-    }
-    for (std::uint32_t k = 0; k < length; ++k) row[k] = positions.ids[row[k]];
-  }
+  });
 }
 
 }  // namespace spatialhash::detail

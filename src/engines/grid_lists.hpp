@@ -21,8 +21,7 @@ template <class Visit>
 void grid_neighbor_counts(std::span<const index_t> ids, std::span<index_t> counts, int threads,
                           const Visit& visit) {
   const auto n = static_cast<std::int64_t>(ids.size());
-#pragma omp parallel num_threads(usable_threads(threads)) if (n > 4096)
-  {
+  parallel_region(n > 4096 ? threads : 1, [&] {
     Visit local = visit;
 #pragma omp for schedule(dynamic, 512)
     for (std::int64_t a = 0; a < n; ++a) {
@@ -30,7 +29,7 @@ void grid_neighbor_counts(std::span<const index_t> ids, std::span<index_t> count
       local(a, [&count](index_t, double) { ++count; });
       counts[ids[a]] = count;
     }
-  }
+  });
 }
 
 /// Full lists (CSR) from the same visitor: counts, prefix sums, then each row filled in parallel.
@@ -45,8 +44,7 @@ void grid_neighbor_lists(std::span<const index_t> ids, bool with_distances, int 
   lists.indices.resize(lists.offsets[n]);
   lists.distances.resize(with_distances ? lists.offsets[n] : 0);
   const auto sn = static_cast<std::int64_t>(n);
-#pragma omp parallel num_threads(usable_threads(threads)) if (sn > 4096)
-  {
+  parallel_region(sn > 4096 ? threads : 1, [&] {
     Visit local = visit;
 #pragma omp for schedule(dynamic, 512)
     for (std::int64_t a = 0; a < sn; ++a) {
@@ -57,7 +55,7 @@ void grid_neighbor_lists(std::span<const index_t> ids, bool with_distances, int 
         ++out;
       });
     }
-  }
+  });
 }
 
 }  // namespace spatialhash::detail

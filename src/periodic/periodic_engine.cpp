@@ -107,29 +107,33 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const auto chunk_count = static_cast<std::int64_t>(chunks);
     const int threads = usable_threads(this->context_.threads);
     std::vector<std::size_t> first(chunks + 1, 0);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t c = 0; c < chunk_count; ++c) {
-      const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
-      const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
-      first[c + 1] = static_cast<std::size_t>(
-          std::count_if(inner.pairs.begin() + begin, inner.pairs.begin() + end, kept));
-    }
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < chunk_count; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+        const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
+        first[c + 1] = static_cast<std::size_t>(
+            std::count_if(inner.pairs.begin() + begin, inner.pairs.begin() + end, kept));
+      }
+    });
     for (std::size_t c = 0; c < chunks; ++c) first[c + 1] += first[c];
     PairList list;
     sized_for_overwrite(list.pairs, first[chunks]);
     sized_for_overwrite(list.distances, with_distances ? first[chunks] : 0);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t c = 0; c < chunk_count; ++c) {
-      const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
-      const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
-      std::size_t at = first[c];
-      for (std::size_t k = begin; k < end; ++k) {
-        if (!kept(inner.pairs[k])) continue;
-        list.pairs[at] = mapped(inner.pairs[k]);
-        if (with_distances) list.distances[at] = inner.distances[k];
-        ++at;
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t c = 0; c < chunk_count; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+        const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
+        std::size_t at = first[c];
+        for (std::size_t k = begin; k < end; ++k) {
+          if (!kept(inner.pairs[k])) continue;
+          list.pairs[at] = mapped(inner.pairs[k]);
+          if (with_distances) list.distances[at] = inner.distances[k];
+          ++at;
+        }
       }
-    }
+    });
     return list;
   }
 
@@ -171,8 +175,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     // radius rounds differently from its two sides, in half lists wherever a ghost's row held a
     // pair.
     std::vector<StagedRows> changed(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-    {
+    parallel_region(threads, [&] {
       StagedRows& mine = changed[static_cast<std::size_t>(thread_id())];
       std::vector<RuleEntry> row;
 #pragma omp for schedule(dynamic, 256)
@@ -193,7 +196,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
           if (request.with_distances) lists.distances[slot] = row[e].distance;
         }
       }
-    }
+    });
     // The reals' rows come first: the ghosts' rows are dropped.
     lists.offsets.resize(n + 1);
     lists.indices.resize(lists.offsets[n]);
@@ -221,19 +224,20 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const std::size_t queries = images.imaged.size() + images.ghosts();
     ResultVector<double> positions;
     sized_for_overwrite(positions, queries * Dim);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t m = 0; m < imaged; ++m) {
-      const RuleRows rows = rule_rows_in_queries(static_cast<std::size_t>(m));
-      const std::size_t j = images.imaged[m];
-      std::copy_n(images.coords.begin() + j * Dim, Dim, positions.begin() + rows.own * Dim);
-      const std::size_t first_ghost_id = images.reals + images.first_ghost[m];
-      std::copy_n(images.coords.begin() + first_ghost_id * Dim, rows.ghosts * Dim,
-                  positions.begin() + rows.first_ghost * Dim);
-    }
+    parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t m = 0; m < imaged; ++m) {
+        const RuleRows rows = rule_rows_in_queries(static_cast<std::size_t>(m));
+        const std::size_t j = images.imaged[m];
+        std::copy_n(images.coords.begin() + j * Dim, Dim, positions.begin() + rows.own * Dim);
+        const std::size_t first_ghost_id = images.reals + images.first_ghost[m];
+        std::copy_n(images.coords.begin() + first_ghost_id * Dim, rows.ghosts * Dim,
+                    positions.begin() + rows.first_ghost * Dim);
+      }
+    });
     NeighborLists found;
     inner_->cross_lists(Queries(positions.data(), queries), ListRequest{.radius = radius}, found);
-#pragma omp parallel num_threads(threads)
-    {
+    parallel_region(threads, [&] {
       std::vector<RuleEntry> row;
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t m = 0; m < imaged; ++m) {
@@ -242,7 +246,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
                            static_cast<std::size_t>(m), false, row);
         counts[images.imaged[m]] = static_cast<index_t>(length - 1);
       }
-    }
+    });
   }
 
   void ball(const Position& center, double radius, HitSink& sink) const override {
@@ -266,8 +270,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     inner_request.sorted = false;
     inner_->cross_lists(Queries(wrapped.data(), queries.size()), inner_request, out);
     const auto entries = static_cast<std::int64_t>(out.indices.size());
-#pragma omp parallel for schedule(static) num_threads(usable_threads(this->context_.threads))
-    for (std::int64_t e = 0; e < entries; ++e) out.indices[e] = images.original(out.indices[e]);
+    parallel_region(this->context_.threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t e = 0; e < entries; ++e) out.indices[e] = images.original(out.indices[e]);
+    });
   }
 
   /// Distances across the box, to the nearest image: from the wrapped position to the entry's
@@ -278,23 +284,25 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const PeriodicImages<Dim>& images = images_;
     const PointsView<Dim, double> stored(images.coords.data(), images.size());
     const auto m = static_cast<std::int64_t>(queries.size());
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(usable_threads(this->context_.threads))
-    for (std::int64_t q = 0; q < m; ++q) {
-      const std::array<double, Dim> w =
-          wrap_into(box_, position_at(queries, static_cast<std::size_t>(q)));
-      const std::pair<std::size_t, std::size_t> row = row_range(static_cast<std::size_t>(q));
-      for (std::size_t e = row.first; e < row.second; ++e) {
-        double nearest = distance_squared(stored, indices[e], w);
-        const auto at = std::lower_bound(images.imaged.begin(), images.imaged.end(), indices[e]);
-        if (at != images.imaged.end() && *at == indices[e]) {
-          const auto slot = static_cast<std::size_t>(at - images.imaged.begin());
-          for (index_t g = images.first_ghost[slot]; g < images.first_ghost[slot + 1]; ++g) {
-            nearest = std::min(nearest, distance_squared(stored, images.reals + g, w));
+    parallel_region(this->context_.threads, [&] {
+#pragma omp for schedule(dynamic, 1024) nowait
+      for (std::int64_t q = 0; q < m; ++q) {
+        const std::array<double, Dim> w =
+            wrap_into(box_, position_at(queries, static_cast<std::size_t>(q)));
+        const std::pair<std::size_t, std::size_t> row = row_range(static_cast<std::size_t>(q));
+        for (std::size_t e = row.first; e < row.second; ++e) {
+          double nearest = distance_squared(stored, indices[e], w);
+          const auto at = std::lower_bound(images.imaged.begin(), images.imaged.end(), indices[e]);
+          if (at != images.imaged.end() && *at == indices[e]) {
+            const auto slot = static_cast<std::size_t>(at - images.imaged.begin());
+            for (index_t g = images.first_ghost[slot]; g < images.first_ghost[slot + 1]; ++g) {
+              nearest = std::min(nearest, distance_squared(stored, images.reals + g, w));
+            }
           }
+          distances[e] = std::sqrt(nearest);
         }
-        distances[e] = std::sqrt(nearest);
       }
-    }
+    });
   }
 
  private:
@@ -303,12 +311,14 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     ResultVector<double> wrapped;
     sized_for_overwrite(wrapped, queries.size() * Dim);
     const auto m = static_cast<std::int64_t>(queries.size());
-#pragma omp parallel for schedule(static) num_threads(usable_threads(this->context_.threads))
-    for (std::int64_t q = 0; q < m; ++q) {
-      const std::array<double, Dim> w =
-          wrap_into(box_, position_at(queries, static_cast<std::size_t>(q)));
-      std::copy(w.begin(), w.end(), wrapped.begin() + q * Dim);
-    }
+    parallel_region(this->context_.threads, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t q = 0; q < m; ++q) {
+        const std::array<double, Dim> w =
+            wrap_into(box_, position_at(queries, static_cast<std::size_t>(q)));
+        std::copy(w.begin(), w.end(), wrapped.begin() + q * Dim);
+      }
+    });
     return wrapped;
   }
 
@@ -401,16 +411,18 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     sized_for_overwrite(moved.indices, moved.offsets[n]);
     sized_for_overwrite(moved.distances, with_distances ? moved.offsets[n] : 0);
     const auto rows = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
-    for (std::int64_t i = 0; i < rows; ++i) {
-      if (moved.count(i) != lists.count(i)) continue;  // a row set aside, written below
-      std::copy_n(lists.indices.begin() + lists.offsets[i], lists.count(i),
-                  moved.indices.begin() + moved.offsets[i]);
-      if (with_distances) {
-        std::copy_n(lists.distances.begin() + lists.offsets[i], lists.count(i),
-                    moved.distances.begin() + moved.offsets[i]);
+    parallel_region(threads, [&] {
+#pragma omp for schedule(dynamic, 1024) nowait
+      for (std::int64_t i = 0; i < rows; ++i) {
+        if (moved.count(i) != lists.count(i)) continue;  // a row set aside, written below
+        std::copy_n(lists.indices.begin() + lists.offsets[i], lists.count(i),
+                    moved.indices.begin() + moved.offsets[i]);
+        if (with_distances) {
+          std::copy_n(lists.distances.begin() + lists.offsets[i], lists.count(i),
+                      moved.distances.begin() + moved.offsets[i]);
+        }
       }
-    }
+    });
     for (const StagedRows& s : changed) {
       for (std::size_t r = 0; r < s.rows.size(); ++r) {
         std::size_t slot = moved.offsets[s.rows[r]];

@@ -109,23 +109,25 @@ PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const Period
   std::vector<std::size_t> block_ghosts(blocks + 1, 0), block_imaged(blocks + 1, 0);
   std::vector<std::uint8_t> has_ghosts(n);
   const auto block_count = static_cast<std::int64_t>(blocks);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t b = 0; b < block_count; ++b) {
-    std::size_t ghosts = 0, imaged = 0;
-    const std::size_t last = std::min(n, (static_cast<std::size_t>(b) + 1) * kBlock);
-    for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < last; ++i) {
-      std::array<double, Dim> x;
-      for (int k = 0; k < Dim; ++k) x[k] = points.coord(i, k);
-      const std::array<double, Dim> w = wrap_into(box, x);
-      for (int k = 0; k < Dim; ++k) images.coords[i * Dim + k] = w[k];
-      const std::size_t own = ghost_count<Dim>(geometry, w);
-      ghosts += own;
-      imaged += own > 0;
-      has_ghosts[i] = own > 0;
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t b = 0; b < block_count; ++b) {
+      std::size_t ghosts = 0, imaged = 0;
+      const std::size_t last = std::min(n, (static_cast<std::size_t>(b) + 1) * kBlock);
+      for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < last; ++i) {
+        std::array<double, Dim> x;
+        for (int k = 0; k < Dim; ++k) x[k] = points.coord(i, k);
+        const std::array<double, Dim> w = wrap_into(box, x);
+        for (int k = 0; k < Dim; ++k) images.coords[i * Dim + k] = w[k];
+        const std::size_t own = ghost_count<Dim>(geometry, w);
+        ghosts += own;
+        imaged += own > 0;
+        has_ghosts[i] = own > 0;
+      }
+      block_ghosts[b + 1] = ghosts;
+      block_imaged[b + 1] = imaged;
     }
-    block_ghosts[b + 1] = ghosts;
-    block_imaged[b + 1] = imaged;
-  }
+  });
   for (std::size_t b = 0; b < blocks; ++b) {
     block_ghosts[b + 1] += block_ghosts[b];
     block_imaged[b + 1] += block_imaged[b];
@@ -142,27 +144,29 @@ PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const Period
   sized_for_overwrite(images.imaged, block_imaged[blocks]);
   sized_for_overwrite(images.first_ghost, block_imaged[blocks] + 1);
   images.first_ghost[block_imaged[blocks]] = static_cast<index_t>(ghosts);
-#pragma omp parallel for schedule(static) num_threads(usable_threads(threads))
-  for (std::int64_t b = 0; b < block_count; ++b) {
-    std::size_t g = block_ghosts[b], m = block_imaged[b];
-    const std::size_t last = std::min(n, (static_cast<std::size_t>(b) + 1) * kBlock);
-    for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < last; ++i) {
-      if (!has_ghosts[i]) continue;
-      images.imaged[m] = static_cast<index_t>(i);
-      images.first_ghost[m] = static_cast<index_t>(g);
-      ++m;
-      std::array<double, Dim> w;
-      for (int k = 0; k < Dim; ++k) w[k] = images.coords[i * Dim + k];
-      for_each_ghost<Dim>(geometry, w,
-                          [&](const std::array<std::int8_t, 3>& shift, const auto& coords) {
-                            for (int k = 0; k < Dim; ++k)
-                              images.coords[(n + g) * Dim + k] = coords[k];
-                            images.origin[g] = static_cast<index_t>(i);
-                            images.shift[g] = shift;
-                            ++g;
-                          });
+  parallel_region(threads, [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t b = 0; b < block_count; ++b) {
+      std::size_t g = block_ghosts[b], m = block_imaged[b];
+      const std::size_t last = std::min(n, (static_cast<std::size_t>(b) + 1) * kBlock);
+      for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < last; ++i) {
+        if (!has_ghosts[i]) continue;
+        images.imaged[m] = static_cast<index_t>(i);
+        images.first_ghost[m] = static_cast<index_t>(g);
+        ++m;
+        std::array<double, Dim> w;
+        for (int k = 0; k < Dim; ++k) w[k] = images.coords[i * Dim + k];
+        for_each_ghost<Dim>(geometry, w,
+                            [&](const std::array<std::int8_t, 3>& shift, const auto& coords) {
+                              for (int k = 0; k < Dim; ++k)
+                                images.coords[(n + g) * Dim + k] = coords[k];
+                              images.origin[g] = static_cast<index_t>(i);
+                              images.shift[g] = shift;
+                              ++g;
+                            });
+      }
     }
-  }
+  });
   return images;
 }
 
