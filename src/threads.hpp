@@ -54,9 +54,10 @@ inline std::atomic<bool>& forked_after_threads() {
 /// The threads a parallel region may ask for: `requested`, or one in a process forked after
 /// this library started OpenMP threads. GNU libgomp's thread pool does not survive fork(): in the
 /// child a team of more than one thread waits forever for pool threads that were not copied
-/// (Python's multiprocessing forks its workers by default on Linux). Every `num_threads` clause
-/// of the library goes through this. The fork handler is registered the first time more than
-/// one thread is asked for, before the first team that could start the pool.
+/// (Python's multiprocessing forks its workers by default on Linux). Every parallel region of
+/// the library and the Python module goes through this (parallel_region()). The fork handler is
+/// registered the first time more than one thread is asked for, before the first team that could
+/// start the pool.
 inline int usable_threads(int requested) {
   if (requested <= 1) return requested;
 #if __has_include(<pthread.h>)

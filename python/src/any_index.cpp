@@ -113,8 +113,7 @@ class TypedIndex final : public AnyIndex {
   void for_each_ball(PointsView<Dim, double> positions, PerBall&& per_ball) const {
     const auto m = static_cast<std::int64_t>(positions.size());
     std::exception_ptr error;
-#pragma omp parallel num_threads(detail::usable_threads(threads())) if (m >= kBatchedFrom)
-    {
+    detail::parallel_region(m >= kBatchedFrom ? threads() : 1, [&] {
       std::vector<index_t> found;
 #pragma omp for schedule(dynamic, 64)
       for (std::int64_t q = 0; q < m; ++q) {
@@ -127,7 +126,7 @@ class TypedIndex final : public AnyIndex {
           if (!error) error = std::current_exception();
         }
       }
-    }
+    });
     if (error) std::rethrow_exception(error);
   }
 

@@ -118,12 +118,13 @@ py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int thread
   std::int64_t* dst = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static) \
-    num_threads(detail::usable_threads(threads)) if (m > kParallelThreshold)
-    for (std::int64_t k = 0; k < m; ++k) {
-      dst[2 * k] = pairs[k].first;
-      dst[2 * k + 1] = pairs[k].second;
-    }
+    detail::parallel_region(m > kParallelThreshold ? threads : 1, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t k = 0; k < m; ++k) {
+        dst[2 * k] = pairs[k].first;
+        dst[2 * k + 1] = pairs[k].second;
+      }
+    });
   }
   return out;
 }
@@ -134,11 +135,12 @@ py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int
   std::int64_t* dst = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static) \
-    num_threads(detail::usable_threads(threads)) if (m > kParallelThreshold)
-    for (std::int64_t k = 0; k < m; ++k) {
-      dst[k] = indices[k] == kNoNeighbor ? std::int64_t{-1} : std::int64_t{indices[k]};
-    }
+    detail::parallel_region(m > kParallelThreshold ? threads : 1, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t k = 0; k < m; ++k) {
+        dst[k] = indices[k] == kNoNeighbor ? std::int64_t{-1} : std::int64_t{indices[k]};
+      }
+    });
   }
   return out;
 }
@@ -166,21 +168,22 @@ py::tuple lists_with_diagonal_to_numpy(const NeighborLists& lists, int threads) 
   detail::sized_for_overwrite(values, total);
   {
     py::gil_scoped_release nogil;
-#pragma omp parallel for schedule(static) \
-    num_threads(detail::usable_threads(threads)) if (n > kParallelThreshold)
-    for (std::int64_t i = 0; i < n; ++i) {
-      // Row i starts after the i diagonal entries of the rows before it.
-      std::size_t out = lists.offsets[i] + static_cast<std::size_t>(i);
-      rows[out] = i;
-      columns[out] = i;
-      values[out] = 0.0;
-      for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
-        ++out;
+    detail::parallel_region(n > kParallelThreshold ? threads : 1, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t i = 0; i < n; ++i) {
+        // Row i starts after the i diagonal entries of the rows before it.
+        std::size_t out = lists.offsets[i] + static_cast<std::size_t>(i);
         rows[out] = i;
-        columns[out] = lists.indices[k];
-        values[out] = lists.distances[k];
+        columns[out] = i;
+        values[out] = 0.0;
+        for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
+          ++out;
+          rows[out] = i;
+          columns[out] = lists.indices[k];
+          values[out] = lists.distances[k];
+        }
       }
-    }
+    });
   }
   return py::make_tuple(adopt<std::int64_t>(std::move(rows)),
                         adopt<std::int64_t>(std::move(columns)), adopt<double>(std::move(values)));
