@@ -226,7 +226,7 @@ std::size_t CellList<Dim, T>::estimated_entries(const Search& search, Stencil st
   constexpr double kScale = 65536.0;
   const std::size_t n = layout_.size();
   std::atomic<std::uint64_t> sum = 0;
-  parallel_region(this->context_.threads, [&] {
+  parallel_region(own_search_threads(), [&] {
     CellWork<Dim> work;
     std::uint32_t last_cell = CellListLayout<Dim>::kNoCell;
     std::uint64_t last_mean = 0, mine = 0;

@@ -162,6 +162,12 @@ class CellList final : public EngineBase<Dim, T> {
   /// team of two more than they share out below a few thousand points. Searches keep every
   /// thread: their lists divide from 1000 points on (51 against 74 us).
   static constexpr std::size_t kParallelBuildPoints = 4096;
+  /// Searches of the index's own points (counts, lists, rows, pairs) run on one thread below this
+  /// many points (own_search_threads()). Measured on 2 threads against 1 (docs/benchmarks.md,
+  /// seventy-third session): lists of 50 points 9.2 against 5.5 us, 200 points 18.0 against
+  /// 17.1, 500 points 35.8 against 38.5; with sleeping workers (OMP_WAIT_POLICY=passive) a
+  /// region of two threads costs about 100 us more.
+  static constexpr std::size_t kParallelSearchPoints = 256;
   /// Empty cells added around the bounding box on every side, so that points drifting out of it
   /// stay on the lattice and update() can keep it.
   static constexpr std::int64_t kPaddingCells = 1;
@@ -262,6 +268,12 @@ class CellList final : public EngineBase<Dim, T> {
   /// cells, 64 to 512 (sampling every cell had cost small builds a third of their time).
   static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
       const Context<Dim, T>& context);
+
+  /// The threads a search of the index's own points takes: one below kParallelSearchPoints
+  /// points, else the context's. Cross queries keep the context's: their work is the queries'.
+  int own_search_threads() const {
+    return layout_.size() < kParallelSearchPoints ? 1 : this->context_.threads;
+  }
 
   /// `context` with the threads a build or update of its points takes: one below
   /// kParallelBuildPoints points, else the context's own.

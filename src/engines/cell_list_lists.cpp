@@ -17,7 +17,7 @@ template <int Dim, class T>
 void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
   const Search search{band_for(radius), radius * radius};
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-  const int threads = this->context_.threads;
+  const int threads = own_search_threads();
   const std::size_t n = layout_.size();
   // Counts written by sorted position, in sequence, then put in the caller's order in one pass:
   // written straight to counts[order[s]] from the search, shuffled input made the stores miss
@@ -87,7 +87,7 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
           for (std::uint32_t slot = first; slot < last; ++slot) add(slot, double(last - first));
         }
       };
-      if (collect_rows_in_place<CellWork<Dim>>(this->context_.threads, blocks, layout_.order,
+      if (collect_rows_in_place<CellWork<Dim>>(own_search_threads(), blocks, layout_.order,
                                                layout_.size(), estimate, weigh, run, request, lists)
               .done) {
         return;
@@ -96,8 +96,7 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
     }
   }
   collect_rows<CellWork<Dim>>(
-      this->context_.threads, this->context_.points, blocks, layout_.order, layout_.size(),
-      estimate,
+      own_search_threads(), this->context_.points, blocks, layout_.order, layout_.size(), estimate,
       [&](std::int64_t b) {
         return std::pair{layout_.cell_start[blocks_[b]], layout_.cell_start[blocks_[b + 1]]};
       },
@@ -111,7 +110,7 @@ ResultVector<T> CellList<Dim, T>::sorted_copy() const {
   ResultVector<T> copy;
   sized_for_overwrite(copy, n * Dim);
   const auto signed_n = static_cast<std::int64_t>(n);
-  parallel_region(this->context_.threads, [&] {
+  parallel_region(own_search_threads(), [&] {
 #pragma omp for schedule(static) nowait
     for (std::int64_t p = 0; p < signed_n; ++p) {
       const T* from = points.data + std::size_t{layout_.order[p]} * points.stride;

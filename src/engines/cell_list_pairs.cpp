@@ -56,7 +56,7 @@ template <int Dim, class T>
 void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out,
                                            ResultVector<double>* distances) const {
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-  const int threads = this->context_.threads;
+  const int threads = own_search_threads();
   // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
   // nothing, but a request beyond the machine's memory could fail outright.
   constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
@@ -137,7 +137,7 @@ void CellList<Dim, T>::append_pairs(index_t a, const std::uint32_t* ids, std::ui
 template <int Dim, class T>
 void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out) const {
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
-  const int threads = this->context_.threads;
+  const int threads = own_search_threads();
   std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, 0);
   parallel_region(threads, [&] {
     CellWork<Dim> work;
