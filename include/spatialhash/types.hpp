@@ -71,8 +71,9 @@ struct Options {
   /// runs on the team OpenMP gives its nested region (one thread, unless the program enables
   /// nested parallelism), and a child forked after the library first ran on several threads runs
   /// on one (GNU libgomp's threads do not survive fork()), with the same results. The default
-  /// engine builds and updates an index of fewer than 4096 points on one thread, where a team
-  /// costs more than it shares out; its queries use every thread asked for.
+  /// engine builds and updates an index of fewer than 4096 points on one thread, and searches
+  /// one of fewer than 256 points (its lists, pairs, counts) on one, where a team costs more than
+  /// it shares out; cross queries use every thread asked for.
   int threads = 0;
   /// cell_list only: cells of edge r / cell_subdivision, searched with a stencil of
   /// (2 cell_subdivision + 1)^Dim cells. 1 or 2; 0 picks the measured default (1). Cells of
