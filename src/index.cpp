@@ -276,10 +276,8 @@ PointsView<Dim, double> Index<Dim, T>::checked_queries(PointsView<Dim, U> querie
   // located by a sequential scan, so the message names the first.
   constexpr bool kInPlace = std::is_same_v<U, double>;
   if constexpr (!kInPlace) detail::sized_for_overwrite(converted, queries.size() * Dim);
-  // Fewer than kShare queries are checked on one thread: a team costs more than they do.
-  constexpr std::int64_t kShare = 8192;
   std::atomic<bool> finite = true;
-  detail::parallel_region(m < kShare ? 1 : threads(), [&] {
+  detail::parallel_region(detail::threads_for_pass(queries.size(), threads()), [&] {
     bool mine = true;
 #pragma omp for schedule(static) nowait
     for (std::int64_t q = 0; q < m; ++q) {

@@ -1,7 +1,9 @@
 // Thread-count helpers: the only place that talks to the OpenMP runtime directly.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -67,6 +69,15 @@ inline int usable_threads(int requested) {
   (void)handler;
 #endif
   return forked_after_threads().load(std::memory_order_relaxed) ? 1 : requested;
+}
+
+/// Threads for a cheap pass over `items` items (a bounding box, a finiteness check: about a
+/// nanosecond an item): one per kItemsPerPassThread items, at least one, at most `requested`. A
+/// team costs a few microseconds, more than such a pass over a few thousand items.
+inline constexpr std::size_t kItemsPerPassThread = 8192;
+inline int threads_for_pass(std::size_t items, int requested) {
+  return static_cast<int>(std::clamp<std::size_t>(
+      items / kItemsPerPassThread, 1, static_cast<std::size_t>(std::max(requested, 1))));
 }
 
 /// Runs `body` on a team of usable_threads(requested) threads, each thread calling it once, as

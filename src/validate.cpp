@@ -177,11 +177,9 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
   // message names the first bad point.
   const int workers = checked_threads(threads);
   // One share of the points per thread, bounded in locals and stored once (the slots share cache
-  // lines), then combined: no locks. A share is at least kShare points: a team costs more than
-  // bounding a few thousand points (a few microseconds each).
-  constexpr std::size_t kShare = 8192;
+  // lines), then combined: no locks. A share per threads_for_pass() thread.
   const std::size_t n = points.count;
-  const auto shares = std::clamp<std::size_t>(n / kShare, 1, static_cast<std::size_t>(workers));
+  const auto shares = static_cast<std::size_t>(threads_for_pass(n, workers));
   std::vector<Partial<Dim>> partial(shares);
   parallel_region(static_cast<int>(shares), [&] {
 #pragma omp for schedule(static) nowait
