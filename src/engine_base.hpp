@@ -147,6 +147,9 @@ class EngineBase {
   virtual void update(const Context<Dim, T>& context) = 0;
   /// How the last update() went; engines without an incremental path always rebuild.
   virtual UpdateKind last_update() const { return UpdateKind::rebuilt; }
+  /// The edge of the cells the engine chose (a diagnostic for tests); 0 for engines that do not
+  /// choose one.
+  virtual double cell_edge() const { return 0.0; }
 
   /// Every unordered pair within `radius` (<= index radius) once, first < second, in any order.
   virtual void pairs(double radius, PairSink& sink) const = 0;

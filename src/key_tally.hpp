@@ -36,6 +36,18 @@ class KeyTally {
     throw std::length_error("KeyTally: more distinct keys than slots");
   }
 
+  /// How many times `key` was added (0 if never).
+  std::uint32_t count(std::uint64_t key) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t s = static_cast<std::size_t>(mix(key)) & mask;
+    for (std::size_t probes = 0; probes <= mask; ++probes, s = (s + 1) & mask) {
+      const Slot& slot = slots_[s];
+      if (slot.key == key) return slot.count;
+      if (slot.key == kEmpty) return 0;
+    }
+    return 0;
+  }
+
   /// The one value that is not a key.
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
 

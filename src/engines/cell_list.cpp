@@ -6,12 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
-#include "../key_tally.hpp"
 #include "../threads.hpp"
 #include "cell_list.hpp"
+#include "lattice_density.hpp"
 
 namespace spatialhash::detail {
 
@@ -63,11 +64,34 @@ template <int Dim, class T>
 std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points(
     const Context<Dim, T>& caller_context) {
   const Context<Dim, T> context = for_build(caller_context);
-  static constexpr double kSparse = 1.5, kTarget = 3.0, kMaxCoarsening = 16.0;
-  GridGeometry<Dim> grid = padded(choose_grid(context));
-  CellListLayout<Dim> layout =
-      CellListLayout<Dim>::build(context, grid, slab_bits_for(context, grid));
-  if (context.cell_subdivision != 0 || layout.cells() == 0) return {grid, std::move(layout)};
+  const GridGeometry<Dim> grid = padded(choose_grid(context));
+  const bool may_coarsen = context.cell_subdivision == 0;
+  const LatticeDensity density = sample_density(context, grid, may_coarsen ? kSparse : 0.0);
+  // Points that see sparse stencils: the coarse lattice at once, the one build. A very sparse
+  // sample finds few points in stencils of edge r (and each stencil holds the point itself, which
+  // caps the first guess at 4.3 r in 3D); on the guessed lattice every drawn point's stencil
+  // finds about coarsening^Dim times as many, and the edge is scaled from there so that a stencil
+  // would hold about kTargetPerStencilCell per cell (1M uniform points with 0.05 neighbors each:
+  // the guess 4.3 r left as many lattice cells as points, whose lists took 110 ms, 6.3 r took 37).
+  if (may_coarsen && density.per_stencil_cell < kSparse) {
+    double coarsening = coarsening_for(density.per_stencil_cell);
+    if (const auto guess = coarser(context, coarsening)) {
+      const LatticeDensity there = sample_density(context, *guess, kNoLimit, /*every_draw=*/true);
+      const double stencil = stencil_size<Dim>(1);
+      const double others = there.per_stencil_cell * stencil - 1.0;
+      coarsening *= others > 0.0
+                        ? std::pow((kTargetPerStencilCell * stencil - 1.0) / others, 1.0 / Dim)
+                        : kMaxCoarsening;
+      const auto coarse = coarser(context, coarsening);
+      const GridGeometry<Dim>& chosen = coarse ? *coarse : *guess;
+      return {chosen, CellListLayout<Dim>::build(context, chosen)};  // sparse: no slabs
+    }
+  }
+  const bool slabs = grid.reach == 1 && density.per_cell >= static_cast<double>(kSlabMinPoints);
+  CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid, slabs ? kSlabBits : 0);
+  if (!may_coarsen || layout.cells() == 0) return {grid, std::move(layout)};
+  // The cells, weighted evenly, may still be sparse where the points are not (a sparse background
+  // around dense clusters): probed on the layout, an eighth of the cells, 64 to 512.
   const std::size_t cells = layout.cells();
   const std::size_t samples = std::min(cells, std::clamp<std::size_t>(cells / 8, 64, 512));
   std::atomic<std::int64_t> found = 0;
@@ -89,62 +113,23 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   const double per_stencil_cell = static_cast<double>(layout.size()) / static_cast<double>(cells) *
                                   static_cast<double>(found.load()) / static_cast<double>(probed);
   if (per_stencil_cell < kSparse) {
-    const double coarsening =
-        std::min(kMaxCoarsening, std::pow(kTarget / per_stencil_cell, 1.0 / Dim));
-    try {
-      GridGeometry<Dim> coarse = padded(GridGeometry<Dim>::make(
-          context.grid.lower, context.grid.upper, context.radius * coarsening, 1));
-      layout = CellListLayout<Dim>::build(context, coarse);  // sparse: no slabs
-      grid = coarse;
-    } catch (const InvalidArgument&) {
-      // keep the lattice of edge r
+    if (const auto coarse = coarser(context, coarsening_for(per_stencil_cell))) {
+      return {*coarse, CellListLayout<Dim>::build(context, *coarse)};
     }
   }
   return {grid, std::move(layout)};
 }
 
 template <int Dim, class T>
-int CellList<Dim, T>::slab_bits_for(const Context<Dim, T>& context, const GridGeometry<Dim>& grid) {
-  const std::size_t n = context.points.size();
-  if (grid.reach != 1 || n < 2) return 0;
-  // Distinct points (a repeated pick is skipped) and the sampled points already in each cell,
-  // both tallied by key: each point adds as many pairs as its cell held before it. A cell's key
-  // is its index in the lattice (x fastest; wrapping on lattices of more than 2^64 cells, where
-  // two cells with one key would only nudge this estimate). Near the threshold (16 points a
-  // cell) 256 draws of 1000 points expect about 490 shared pairs, 2048 of 1M about 31: small
-  // inputs are not estimated worse than large ones.
-  const std::size_t wanted = std::clamp<std::size_t>(n / 16, 256, 2048);
-  const bool all = n <= 2 * wanted;
-  const std::size_t draws = all ? n : wanted;
-  KeyTally picked(all ? 0 : draws), in_cell(draws);
-  // Draw q picks point picks[q]: splitmix64 with a fixed seed, the same choice each run. The picks
-  // come first, in a loop without a dependency between draws; the points lie at random in memory,
-  // so each is prefetched kAhead draws before (1M points: 0.5 ms, most of it cache misses, one
-  // after the other).
-  constexpr std::size_t kAhead = 16;
-  std::vector<std::size_t> picks(all ? 0 : draws);
-  for (std::size_t q = 0; q < picks.size(); ++q) {
-    constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-    picks[q] = static_cast<std::size_t>(KeyTally::mix(kGolden * (q + 2)) % n);
+std::optional<GridGeometry<Dim>> CellList<Dim, T>::coarser(const Context<Dim, T>& context,
+                                                           double coarsening) {
+  try {
+    return padded(
+        GridGeometry<Dim>::make(context.grid.lower, context.grid.upper,
+                                context.radius * std::clamp(coarsening, 1.0, kMaxCoarsening), 1));
+  } catch (const InvalidArgument&) {
+    return std::nullopt;  // keep the lattice of edge r
   }
-  double sharing = 0.0, distinct = 0.0;
-  for (std::size_t q = 0; q < draws; ++q) {
-    if (!all && q + kAhead < draws) {
-      __builtin_prefetch(context.points.data + picks[q + kAhead] * context.points.stride);
-    }
-    const std::size_t i = all ? q : picks[q];
-    if (!all && picked.add(i) > 0) continue;
-    const Cell<Dim> cell = grid.cell_of(context.points, i);
-    std::uint64_t key = 0;
-    for (int k = Dim - 1; k >= 0; --k) {
-      key = key * static_cast<std::uint64_t>(grid.dims[k]) + static_cast<std::uint64_t>(cell[k]);
-    }
-    sharing += static_cast<double>(in_cell.add(key == KeyTally::kEmpty ? 0 : key));
-    distinct += 1.0;
-  }
-  const double seen =
-      1.0 + static_cast<double>(n - 1) * sharing / (0.5 * distinct * (distinct - 1.0));
-  return seen >= static_cast<double>(kSlabMinPoints) ? kSlabBits : 0;
 }
 
 template <int Dim, class T>

@@ -46,9 +46,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -186,6 +188,8 @@ class CellList final : public EngineBase<Dim, T> {
 
   UpdateKind last_update() const override { return last_update_; }
 
+  double cell_edge() const override { return grid_.cell_size; }
+
   void pairs(double radius, PairSink& sink) const override;
 
   void ball(const Position& center, double radius, HitSink& sink) const override;
@@ -260,14 +264,35 @@ class CellList final : public EngineBase<Dim, T> {
   /// stays within the lattice limit. Any origin keeps the lattice exact (grid_geometry.hpp).
   static GridGeometry<Dim> padded(GridGeometry<Dim> grid);
 
-  /// Reorders the points by cell. With the default lattice, sparse data is re-indexed on coarser
+  /// Reorders the points by cell. With the default lattice, sparse data is indexed on coarser
   /// cells: any edge >= r keeps the 3^Dim stencil exact, and a few points per stencil cell beat
   /// a lookup per nearly empty cell (each a cache miss once the cell table outgrows the caches).
-  /// Sparseness is the mean number of points in the stencil cells around a point: points per
-  /// non-empty cell times the fraction of non-empty stencil cells, sampled on an eighth of the
-  /// cells, 64 to 512 (sampling every cell had cost small builds a third of their time).
+  /// Sparse means fewer than kSparse points per stencil cell: around the points drawn by
+  /// sample_density, decided before any layout is built, or else around an eighth of the built
+  /// layout's cells (64 to 512), each cell weighted evenly, which finds sparse backgrounds around
+  /// dense clusters, and builds a second time when it does.
   static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
       const Context<Dim, T>& context);
+
+  /// Below this many points per stencil cell the default lattice is coarsened.
+  static constexpr double kSparse = 1.5;
+  /// A coarser lattice aims at this many points per stencil cell, its edge at most
+  /// kMaxCoarsening times r.
+  static constexpr double kTargetPerStencilCell = 3.0, kMaxCoarsening = 16.0;
+  /// No limit on sample_density's stencil count.
+  static constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+  /// How much coarser than r a lattice whose stencils hold `per_stencil_cell` points per cell
+  /// should be: (kTargetPerStencilCell / per_stencil_cell)^(1 / Dim), as if the points per cell
+  /// grew with the cell's volume.
+  static double coarsening_for(double per_stencil_cell) {
+    return std::pow(kTargetPerStencilCell / per_stencil_cell, 1.0 / Dim);
+  }
+
+  /// The padded lattice of cells of edge r times `coarsening`, clamped to [1, kMaxCoarsening];
+  /// none when it would be too wide.
+  static std::optional<GridGeometry<Dim>> coarser(const Context<Dim, T>& context,
+                                                  double coarsening);
 
   /// The threads a search of the index's own points takes: one below kParallelSearchPoints
   /// points, else the context's. Cross queries keep the context's: their work is the queries'.
@@ -282,14 +307,6 @@ class CellList final : public EngineBase<Dim, T> {
     if (context.points.size() < kParallelBuildPoints) build.threads = 1;
     return build;
   }
-
-  /// Slab bits for the layout on `grid`: kSlabBits where a group search may use them (cells of
-  /// edge r) and a point's own cell holds at least kSlabMinPoints points on average (weighting
-  /// each cell by its points, as the searches meet them), else none: then sparser data pays
-  /// nothing for slabs (no key bit, no slab index). The mean is estimated as n times the share of
-  /// pairs of points drawn at random (whatever the input order) that share a cell: one point in
-  /// 16, 256 to 2048 draws, so that the estimate costs small builds little too.
-  static int slab_bits_for(const Context<Dim, T>& context, const GridGeometry<Dim>& grid);
 
   /// Splits the cells into blocks (the unit of parallel work) of kMinBlockPoints to kBlockPoints
   /// points, about kBlocksPerThread per thread, and lists the stencil's cell offsets for the
