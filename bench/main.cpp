@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
       "Exits 1 if two of our engines disagree or a contender crashes."};
   app.add_option("--workloads", s.workloads,
                  "all, W1 (SPH block), W2 (uniform), W3 (clustered), "
-                 "W4 (= W4a 2D lattice + W4b 2D uniform), W5 (surface)")
+                 "W4 (= W4a 2D lattice + W4b 2D uniform), W5 (surface), W6 (sparse)")
       ->delimiter(',');
   app.add_option("--sizes", s.sizes, "point counts, e.g. 10k,100k,1M,4M")->delimiter(',');
   app.add_option("--threads", s.threads, "thread counts (default: 1 and all cores)")

@@ -127,7 +127,7 @@ std::string_view order_name(Order order) {
 }
 
 std::vector<std::string> workload_keys() {
-  return {"W1", "W2", "W3", "W4a", "W4b", "W5"};
+  return {"W1", "W2", "W3", "W4a", "W4b", "W5", "W6"};
 }
 
 std::vector<std::string> expand_workload_keys(const std::vector<std::string>& selection) {
@@ -146,7 +146,7 @@ std::vector<std::string> expand_workload_keys(const std::vector<std::string>& se
       add(s);
     } else {
       throw std::invalid_argument("unknown workload '" + s +
-                                  "' (valid: all, W1, W2, W3, W4, W4a, W4b, W5)");
+                                  "' (valid: all, W1, W2, W3, W4, W4a, W4b, W5, W6)");
     }
   }
   // Report in canonical order whatever order they were asked in.
@@ -201,6 +201,12 @@ Workload make_workload(std::string_view key, std::size_t n, std::uint64_t seed) 
     w.dim = 3;
     w.radius = 1.0;
     sphere_shell(w, n, rng);
+  } else if (key == "W6") {
+    w.name = "sparse";
+    w.description = "uniform in a cube of side n^(1/3), r for 0.5 expected neighbors";
+    w.dim = 3;
+    w.radius = std::cbrt(0.5 * 3.0 / (4.0 * kPi));
+    uniform_box(w, n, std::cbrt(static_cast<double>(n)), rng);
   } else {
     throw std::invalid_argument("unknown workload '" + std::string(key) + "'");
   }

@@ -19,7 +19,7 @@ std::string_view order_name(Order order);
 /// One generated point set. Coordinates are generated in double; the harness converts them to
 /// the benchmarked coordinate type.
 struct Workload {
-  std::string key;          ///< "W1", "W2", "W3", "W4a", "W4b", "W5"
+  std::string key;          ///< "W1", "W2", "W3", "W4a", "W4b", "W5", "W6"
   std::string name;         ///< short human name ("SPH block", ...)
   std::string description;  ///< how the points are made, one line
   int dim = 3;
