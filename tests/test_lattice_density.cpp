@@ -22,6 +22,7 @@ namespace {
 using spatialhash::Engine;
 using spatialhash::PointsView;
 using spatialhash::detail::Cell;
+using spatialhash::detail::draw_points;
 using spatialhash::detail::GridGeometry;
 using spatialhash::detail::LatticeDensity;
 using spatialhash::detail::make_context;
@@ -98,7 +99,7 @@ void check_exact_on_small_sets() {
       for (const bool pad : {false, true}) {
         const GridGeometry<Dim> grid = pad ? padded(context.grid) : context.grid;
         const LatticeDensity exact = exact_density(coords, grid);
-        const LatticeDensity got = sample_density(context, grid, kNoLimit);
+        const LatticeDensity got = sample_density(draw_points(context), grid, kNoLimit);
         const std::string where = "dim " + std::to_string(Dim) + ", " + std::to_string(n) +
                                   " points, " + std::to_string(per_cell) + " per cell" +
                                   (pad ? ", padded" : "");
@@ -124,7 +125,8 @@ TEST(SampleDensity, ExactWhenEveryPointIsDrawn3D) {
 TEST(SampleDensity, NothingToEstimateFromOnePoint) {
   const std::vector<double> coords = {1.0, 2.0, 3.0};
   const auto context = make_context(PointsView<3, double>(coords.data(), 1), 1.0, 1);
-  EXPECT_TRUE(std::isinf(sample_density(context, context.grid, kNoLimit).per_stencil_cell));
+  EXPECT_TRUE(
+      std::isinf(sample_density(draw_points(context), context.grid, kNoLimit).per_stencil_cell));
 }
 
 /// On 40k points the sample (2048 draws, 78 stencils at most) estimates both means within a few
@@ -140,13 +142,13 @@ void check_sampled() {
     const auto context = make_context(PointsView<Dim, double>(coords.data(), n), 1.0, 2);
     const GridGeometry<Dim> grid = padded(context.grid);
     const LatticeDensity exact = exact_density(coords, grid);
-    const LatticeDensity got = sample_density(context, grid, kNoLimit);
+    const LatticeDensity got = sample_density(draw_points(context), grid, kNoLimit);
     const std::string where = "dim " + std::to_string(Dim) + ", " + std::to_string(per_cell);
     EXPECT_NEAR(got.per_stencil_cell, exact.per_stencil_cell, 0.4 * exact.per_stencil_cell)
         << where;
     // The own cell's mean from about d^2 / 2n (per_cell - 1) shared pairs: 50 at 1 per cell.
     EXPECT_NEAR(got.per_cell, exact.per_cell, 0.3 * exact.per_cell) << where;
-    const LatticeDensity stopped = sample_density(context, grid, 1.5);
+    const LatticeDensity stopped = sample_density(draw_points(context), grid, 1.5);
     if (exact.per_stencil_cell > 3.0) {
       EXPECT_GE(stopped.per_stencil_cell, 1.5) << where;
       EXPECT_NEAR(stopped.per_stencil_cell, exact.per_stencil_cell, 0.75 * exact.per_stencil_cell)

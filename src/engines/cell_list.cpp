@@ -66,7 +66,8 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   const Context<Dim, T> context = for_build(caller_context);
   const GridGeometry<Dim> grid = padded(choose_grid(context));
   const bool may_coarsen = context.cell_subdivision == 0;
-  const LatticeDensity density = sample_density(context, grid, may_coarsen ? kSparse : 0.0);
+  const DrawnPoints<Dim> drawn = draw_points(context);
+  const LatticeDensity density = sample_density(drawn, grid, may_coarsen ? kSparse : 0.0);
   // Points that see sparse stencils: the coarse lattice at once, the one build. A very sparse
   // sample finds few points in stencils of edge r (and each stencil holds the point itself, which
   // caps the first guess at 4.3 r in 3D); on the guessed lattice every drawn point's stencil
@@ -76,7 +77,7 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   if (may_coarsen && density.per_stencil_cell < kSparse) {
     double coarsening = coarsening_for(density.per_stencil_cell);
     if (const auto guess = coarser(context, coarsening)) {
-      const LatticeDensity there = sample_density(context, *guess, kNoLimit, /*every_draw=*/true);
+      const LatticeDensity there = sample_density(drawn, *guess, kNoLimit, /*every_draw=*/true);
       const double stencil = stencil_size<Dim>(1);
       const double others = there.per_stencil_cell * stencil - 1.0;
       coarsening *= others > 0.0
