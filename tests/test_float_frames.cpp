@@ -24,14 +24,14 @@ using spatialhash::detail::CellListLayout;
 /// `clusters` clusters of 400 pairs (p, p + r (1 + k eps) u), k in [-3, 3], u a random unit
 /// vector, p within 2.5 r of a corner where frame boundaries meet, plus a point at `base` on every
 /// axis that fixes the bounding box's lower corner (the engine's lattice origin lies one cell
-/// below it, so the boundaries lie at base + (1024 j - 1) cells). The corners are 1 to 40 frames
-/// out: more than one frame per axis even on cells coarsened 16 times for sparse data.
+/// below it, so the boundaries lie at base + (1024 j - 1) cells). The corners are 1 to 160 frames
+/// out: more than one frame per axis even on cells coarsened 64 times for sparse data.
 template <int Dim, class T>
 datasets::Dataset pairs_at_frame_corners(double r, double base, int clusters, std::uint64_t seed) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> around(-2.5 * r, 2.5 * r);
   std::uniform_int_distribution<int> ulps(-3, 3);
-  std::uniform_int_distribution<int> frame(1, 40);
+  std::uniform_int_distribution<int> frame(1, 160);
   const double cell = r * spatialhash::detail::GridGeometry<Dim>::kCellMargin;
   const auto frame_cells = static_cast<double>(std::int64_t{1} << CellListLayout<Dim>::kFrameBits);
   datasets::Dataset d{"pairs_at_frame_corners", {}, r};

@@ -35,6 +35,8 @@ struct LatticeDensity {
   /// Mean points per cell of the 3^Dim stencil around a point, the point included; infinite when
   /// not estimated.
   double per_stencil_cell;
+  /// The other drawn points the stencil count found (its precision: about 1 / sqrt of this).
+  std::uint64_t stencil_found = 0;
 };
 
 /// Points drawn at random from a set of `of` points, each once: one in 16, 256 to 2048 draws
@@ -168,6 +170,7 @@ LatticeDensity sample_density(const DrawnPoints<Dim>& drawn, const GridGeometry<
     if (found >= kPrecise || (found >= kForBound && mean_of(found, taken) >= stencil_until)) break;
   }
   density.per_stencil_cell = mean_of(found, taken);
+  density.stencil_found = found;
   return density;
 }
 
