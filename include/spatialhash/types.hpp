@@ -81,7 +81,7 @@ struct Options {
   /// gathered on its own: 1.1-12x slower neighbor lists and 3-28x slower counts on every
   /// benchmark workload (the benchmark's half_cells contender; docs/benchmarks.md). With 0,
   /// sparse data (fewer than 1.5 points per cell of a point's stencil) also get coarser cells, up
-  /// to 16 r, chosen for about 3 points per stencil cell; 1 keeps cells of edge r whatever the
+  /// to 64 r, chosen for about 3 points per stencil cell; 1 keeps cells of edge r whatever the
   /// data.
   int cell_subdivision = 0;
   /// cell_list only: the instruction set of its distance tests.
