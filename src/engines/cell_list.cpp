@@ -12,7 +12,6 @@
 
 #include "../threads.hpp"
 #include "cell_list.hpp"
-#include "lattice_density.hpp"
 
 namespace spatialhash::detail {
 
@@ -68,34 +67,11 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   const bool may_coarsen = context.cell_subdivision == 0;
   const DrawnPoints<Dim> drawn = draw_points(context);
   const LatticeDensity density = sample_density(drawn, grid, may_coarsen ? kSparse : 0.0);
-  // Points that see sparse stencils: the coarse lattice at once, the one build. A very sparse
-  // sample finds few points in stencils of edge r (and each stencil holds the point itself, which
-  // caps the first guess at 4.3 r in 3D). On each lattice chosen so far, every drawn point's
-  // stencil finds about coarsening^Dim times as many as on edge r, and the edge is scaled from
-  // there so that a stencil would hold about kTargetPerStencilCell per cell, by at most
-  // kMaxRecountStep at a time, until a count finds kRecountFound others (then its scale is
-  // within a few percent). 1M uniform points with 0.05 neighbors each: the guess 4.3 r left as
-  // many lattice cells as points, whose lists took 110 ms, 6.3 r took 37.
+  // Points that see sparse stencils: the coarse lattice at once, the one build.
   if (may_coarsen && density.per_stencil_cell < kSparse) {
-    double coarsening = coarsening_for(density.per_stencil_cell);
-    std::optional<GridGeometry<Dim>> chosen = coarser(context, coarsening);
-    const double stencil = stencil_size<Dim>(1);
-    for (int count = 0; chosen && count < kRecounts; ++count) {
-      const LatticeDensity there = sample_density(drawn, *chosen, kNoLimit, /*every_draw=*/true);
-      const double others = there.per_stencil_cell * stencil - 1.0;
-      const double step =
-          others > 0.0
-              ? std::min(kMaxRecountStep,
-                         std::pow((kTargetPerStencilCell * stencil - 1.0) / others, 1.0 / Dim))
-              : kMaxRecountStep;
-      if (coarsening >= kMaxCoarsening && step >= 1.0) break;  // at the limit already
-      coarsening = std::clamp(coarsening * step, 1.0, kMaxCoarsening);
-      const auto next = coarser(context, coarsening);
-      if (!next) break;  // too wide: the last lattice that could be made
-      chosen = next;
-      if (there.stencil_found >= kRecountFound) break;
+    if (const auto coarse = sparse_lattice(context, drawn, density.per_stencil_cell)) {
+      return {*coarse, CellListLayout<Dim>::build(context, *coarse)};  // no slabs
     }
-    if (chosen) return {*chosen, CellListLayout<Dim>::build(context, *chosen)};  // no slabs
   }
   const bool slabs = grid.reach == 1 && density.per_cell >= static_cast<double>(kSlabMinPoints);
   CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid, slabs ? kSlabBits : 0);
@@ -128,6 +104,38 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
     }
   }
   return {grid, std::move(layout)};
+}
+
+template <int Dim, class T>
+std::optional<GridGeometry<Dim>> CellList<Dim, T>::sparse_lattice(const Context<Dim, T>& context,
+                                                                  const DrawnPoints<Dim>& drawn,
+                                                                  double per_stencil_cell) {
+  // A very sparse sample finds few points in stencils of edge r (and each stencil holds the point
+  // itself, which caps the first guess at 4.3 r in 3D). On each lattice chosen so far, every
+  // drawn point's stencil finds about coarsening^Dim times as many as on edge r, and the edge is
+  // scaled from there so that a stencil would hold about kTargetPerStencilCell per cell, by at
+  // most kMaxRecountStep at a time, until a count finds kRecountFound others (then its scale is
+  // within a few percent). 1M uniform points with 0.05 neighbors each: the guess 4.3 r left as
+  // many lattice cells as points, whose lists took 110 ms, 6.3 r took 37.
+  double coarsening = coarsening_for(per_stencil_cell);
+  std::optional<GridGeometry<Dim>> chosen = coarser(context, coarsening);
+  const double stencil = stencil_size<Dim>(1);
+  for (int count = 0; chosen && count < kRecounts; ++count) {
+    const LatticeDensity there = sample_density(drawn, *chosen, kNoLimit, /*every_draw=*/true);
+    const double others = there.per_stencil_cell * stencil - 1.0;
+    const double step =
+        others > 0.0
+            ? std::min(kMaxRecountStep,
+                       std::pow((kTargetPerStencilCell * stencil - 1.0) / others, 1.0 / Dim))
+            : kMaxRecountStep;
+    if (coarsening >= kMaxCoarsening && step >= 1.0) break;  // at the limit already
+    coarsening = std::clamp(coarsening * step, 1.0, kMaxCoarsening);
+    const auto next = coarser(context, coarsening);
+    if (!next) break;  // too wide: the last lattice that could be made
+    chosen = next;
+    if (there.stencil_found >= kRecountFound) break;
+  }
+  return chosen;
 }
 
 template <int Dim, class T>

@@ -64,6 +64,7 @@
 #include "../simd/block_filter.hpp"
 #include "cell_list_layout.hpp"
 #include "chunk_copy.hpp"
+#include "lattice_density.hpp"
 
 namespace spatialhash::detail {
 
@@ -295,6 +296,12 @@ class CellList final : public EngineBase<Dim, T> {
   static double coarsening_for(double per_stencil_cell) {
     return std::pow(kTargetPerStencilCell / per_stencil_cell, 1.0 / Dim);
   }
+
+  /// The coarse lattice for points whose drawn sample sees `per_stencil_cell` points per stencil
+  /// cell (below kSparse) on edge r, recounted as kRecounts says; none when too wide.
+  static std::optional<GridGeometry<Dim>> sparse_lattice(const Context<Dim, T>& context,
+                                                         const DrawnPoints<Dim>& drawn,
+                                                         double per_stencil_cell);
 
   /// The padded lattice of cells of edge r times `coarsening`, clamped to [1, kMaxCoarsening];
   /// none when it would be too wide.

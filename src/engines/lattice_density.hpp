@@ -126,11 +126,10 @@ LatticeDensity sample_density(const DrawnPoints<Dim>& drawn, const GridGeometry<
   // count stops once kPrecise others are found (enough for the mean within about 6%), or
   // kForBound with a mean of at least `stencil_until` (W1 at 1M: after 76 points).
   constexpr std::uint64_t kPrecise = 256, kForBound = 32;
-  const std::size_t draws_kept = cells.size();
   const std::size_t queries =
-      every_draw ? draws_kept : std::min(draws_kept, std::max<std::size_t>(64, n / 512));
-  std::size_t stride = std::max<std::size_t>(1, draws_kept * 618 / 1000);
-  while (std::gcd(stride, draws_kept) != 1) ++stride;
+      every_draw ? cells.size() : std::min(cells.size(), std::max<std::size_t>(64, n / 512));
+  std::size_t stride = std::max<std::size_t>(1, cells.size() * 618 / 1000);
+  while (std::gcd(stride, cells.size()) != 1) ++stride;
   // Others a point sees in its stencil, per other drawn point found there.
   const double scale = static_cast<double>(n - 1) / (distinct - 1.0);
   const double stencil = stencil_size<Dim>(1);
@@ -143,7 +142,7 @@ LatticeDensity sample_density(const DrawnPoints<Dim>& drawn, const GridGeometry<
   for (int t = 0; t < stencil_size<Dim>(1); ++t) step[t] = lattice_index(stencil_offset<Dim>(t, 1));
   std::uint64_t found = 0;
   std::size_t taken = 0;
-  for (std::size_t at = 0; taken < queries; at = (at + stride) % draws_kept) {
+  for (std::size_t at = 0; taken < queries; at = (at + stride) % cells.size()) {
     const Cell<Dim>& center = cells[at];
     bool interior = true;
     for (int k = 0; k < Dim; ++k) {
