@@ -21,12 +21,28 @@
 namespace spatialhash::detail {
 namespace radix_detail {
 
-/// Digits are at most this wide: 2048 buckets, whose write cursors stay in the cache.
+/// Digits are at most this wide: 2048 buckets, whose write cursors stay in the cache (small
+/// arrays of narrow keys excepted: kOnePassMaxBits).
 inline constexpr int kMaxDigitBits = 11;
 
 /// The passes that sort keys of `key_bits` bits.
 inline int passes_for(int key_bits) {
   return (std::max(key_bits, 1) + kMaxDigitBits - 1) / kMaxDigitBits;
+}
+
+/// Keys no wider than this, among at least twice as many records as their values, are sorted by
+/// one counting pass (up to 8192 buckets, whose cursors still fit a core's L1 or L2): a small
+/// build's keys take only a few bits more than the cells hold points (10k points of W2: 12-bit
+/// keys), and one pass of 12 bits took 9-10 of the 28 us that two of 6 took (docs/benchmarks.md).
+inline constexpr int kOnePassMaxBits = 13;
+
+/// The passes sort_passes makes over `n` records of `key_bits` bits.
+inline int passes_for(std::size_t n, int key_bits) {
+  const int passes = passes_for(key_bits);
+  if (passes == 2 && key_bits <= kOnePassMaxBits && (std::size_t{1} << key_bits) <= n / 2) {
+    return 1;
+  }
+  return passes;
 }
 
 /// sort_passes' default carry: nothing moves with the records but their keys and values.
@@ -51,7 +67,7 @@ template <class Key, class Value, class CarryFor = NoCarry>
 int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_values, std::size_t n,
                 int first_bit, int key_bits, int threads, std::size_t* bucket_start = nullptr,
                 CarryFor carry_for = {}) {
-  const int passes = passes_for(key_bits);
+  const int passes = passes_for(n, key_bits);
   const int digit_bits = (std::max(key_bits, 1) + passes - 1) / passes;
   const std::size_t buckets = std::size_t{1} << digit_bits;
   // A thread per 8192 keys at most (two threads from 8192 keys instead of 65536 made the build
@@ -233,9 +249,11 @@ void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int f
 /// Records from which sort_top_digit_first_carrying pays, whatever the key's width: its top digit
 /// has at most 8 bits and each bucket sorts the bits below in its core's cache, so sparse keys
 /// gain as dense ones do (W3 at 1M: 22-bit keys, which sort_top_digit_first leaves to LSD passes;
-/// carried, its build was 1.09-1.22x as fast as with those passes and a gather, 1 or 2 threads;
-/// docs/benchmarks.md).
-inline constexpr std::size_t kCarryingFrom = std::size_t{1} << 16;
+/// carried, its build was 1.09-1.22x as fast as with those passes and a gather, 1 or 2 threads).
+/// Below about half a million points the caller's points stay in the caches, and the sort
+/// followed by a gather in sorted order is faster: builds of 100k-300k points 1.18-1.31x (W1, W2,
+/// W3, W5, 2 threads), equal at 450k-600k, slower at 1M (docs/benchmarks.md).
+inline constexpr std::size_t kCarryingFrom = std::size_t{1} << 19;
 
 /// sort_top_digit_first for a caller whose data of each record lie at random in memory, to be
 /// moved into sorted order: records are key << 32 | value (first_bit >= 32). The top-digit pass,

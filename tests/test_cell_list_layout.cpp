@@ -566,7 +566,7 @@ TEST(CellListLayout, CoarseKeysKeepCellsInZOrder) {
   }
 }
 
-/// Builds of 150k points, enough for the sort that carries the points' float coordinates into
+/// Builds of 540k points, enough for the sort that carries the points' float coordinates into
 /// their buckets as it moves their records (radix_sort.hpp, sort_top_digit_first_carrying), on 1
 /// and 2 threads, with uniform points in random order: check_slabs, and within each cell the
 /// points in their input order (the sort is stable). In 2D, a lattice of about 4000 cells per
@@ -578,7 +578,7 @@ int check_carried_build(double side, int threads) {
                             ", side " + std::to_string(side) + ", " + std::to_string(threads) +
                             " threads";
   SCOPED_TRACE(where);
-  const std::size_t n = 150000;
+  const std::size_t n = 540000;
   std::mt19937_64 g(static_cast<std::uint64_t>(Dim * 10 + threads) + sizeof(T));
   std::uniform_real_distribution<double> along(0.0, side);
   std::vector<T> coords(n * Dim);
@@ -609,7 +609,7 @@ TEST(CellListLayout, LargeBuildsCarryCoordinatesThroughTheSort) {
     check_carried_build<3, float>(60.0, threads);
     check_carried_build<3, double>(60.0, threads);
     const int sparse_bits = check_carried_build<3, float>(100.0, threads);
-    EXPECT_FALSE(spatialhash::detail::radix_detail::top_digit_first_pays(150000, sparse_bits))
+    EXPECT_FALSE(spatialhash::detail::radix_detail::top_digit_first_pays(540000, sparse_bits))
         << sparse_bits << " bits";
     check_carried_build<2, float>(4000.0, threads);
     check_carried_build<2, double>(4000.0, threads);

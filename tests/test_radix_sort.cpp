@@ -1,14 +1,17 @@
 // The build's radix sort (src/radix_sort.hpp), both forms, against std::stable_sort: key widths
 // from 1 to 63 bits (one to six passes), empty and one-element inputs, one and two threads.
 // Packed records sort top digit first where that pays (from 65536 records with two digits or
-// more, top_digit_first_pays: here 100003 records of 12 bits) and LSD otherwise; the
-// top-digit-first sort is also tested on its own, and in the form that carries each record's data.
+// more, top_digit_first_pays: here 100003 records of 12 bits) and LSD otherwise, in one counting
+// pass where the keys are narrow against the records (kOnePassMaxBits: 20011 records of 12 and 13
+// bits, not 14); the top-digit-first sort is also tested on its own, and in the form that carries
+// each record's data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "../src/radix_sort.hpp"
@@ -42,7 +45,8 @@ std::vector<std::uint32_t> stable_order(const std::vector<std::uint64_t>& keys) 
 template <class Sort>
 void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, Sort sort) {
   for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
+                          std::size_t{100003}}) {
       for (int bits : widths) {
         SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
         const auto input = random_keys(n, bits, seed + n + static_cast<std::uint64_t>(bits));
@@ -60,8 +64,9 @@ void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, So
 
 TEST(RadixSort, PairsMatchAStableSort) {
   for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{100003}}) {
-      for (int bits : {1, 9, 18, 21, 33, 40, 63}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
+                          std::size_t{100003}}) {
+      for (int bits : {1, 9, 12, 13, 14, 18, 21, 33, 40, 63}) {
         SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
         const auto input = random_keys(n, bits, 7 + n + static_cast<std::uint64_t>(bits));
         ResultVector<std::uint64_t> keys(input.begin(), input.end()), scratch_keys;
@@ -79,8 +84,26 @@ TEST(RadixSort, PairsMatchAStableSort) {
   }
 }
 
+// The sizes above reach the one counting pass (20011 records of 12 and 13 bits) and miss it on
+// either side (14 bits; 5003 records of 12 bits), as sort_passes reports.
+TEST(RadixSort, NarrowKeysAmongManyRecordsSortInOnePass) {
+  namespace radix = spatialhash::detail::radix_detail;
+  for (const auto& [n, bits, passes] : {std::tuple{20011, 12, 1}, std::tuple{20011, 13, 1},
+                                        std::tuple{20011, 14, 2}, std::tuple{5003, 12, 2}}) {
+    const auto input = random_keys(static_cast<std::size_t>(n), bits, 3);
+    std::vector<std::uint64_t> records(input), scratch(input.size());
+    std::uint32_t* no_values = nullptr;
+    EXPECT_EQ(radix::sort_passes(records.data(), scratch.data(), no_values, no_values,
+                                 records.size(), 0, bits, 2),
+              passes)
+        << n << " records, " << bits << " bits";
+    const std::vector<std::uint64_t>& sorted = passes % 2 == 1 ? scratch : records;
+    EXPECT_TRUE(std::is_sorted(sorted.begin(), sorted.end())) << n << " records, " << bits;
+  }
+}
+
 TEST(RadixSort, PackedRecordsMatchAStableSort) {
-  check_packed_sort({1, 9, 12, 18, 21, 27, 32}, 11,
+  check_packed_sort({1, 9, 12, 13, 14, 18, 21, 27, 32}, 11,
                     [](auto& records, auto& scratch, int bits, int threads) {
                       spatialhash::detail::radix_sort_packed(records, bits, threads, scratch);
                     });
