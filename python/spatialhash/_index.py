@@ -320,12 +320,10 @@ class Index:
         flat = self._other_points(other)
         # Row q of the cross search holds this index's points near other's point q: the same
         # pairs, turned around so that row i lists other's points near point i, ascending.
+        # (A counting sort in C++: NumPy's stable argsort had taken two thirds of the call.)
         offsets, mine, _ = self._core.cross(flat, radius, False, False, False)
-        theirs = np.repeat(np.arange(len(flat), dtype=np.int64), np.diff(offsets))
-        order = np.argsort(mine, kind="stable")
-        starts = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(mine, minlength=self.n), out=starts[1:])
-        return _core.split_rows(starts, theirs[order]).tolist()
+        starts, theirs = _core.transpose_rows(offsets, mine, self.n)
+        return _core.split_rows(starts, theirs).tolist()
 
     def count_neighbors(
         self,

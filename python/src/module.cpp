@@ -9,6 +9,7 @@
 #include "numpy_out.hpp"
 #include "py_index.hpp"
 #include "spatialhash/types.hpp"
+#include "transpose_rows.hpp"
 
 namespace py = pybind11;
 
@@ -42,6 +43,10 @@ PYBIND11_MODULE(_core, module) {
       "Names accepted by Index(engine=...), 'automatic' first.");
   module.def("split_rows", &spatialhash::python::split_rows, py::arg("offsets"), py::arg("indices"),
              "Object array of lists, one per CSR row.");
+  module.def("transpose_rows", &spatialhash::python::transpose_rows, py::arg("offsets"),
+             py::arg("indices"), py::arg("columns"),
+             "(offsets, indices) of the transpose of a CSR matrix of `columns` columns, each row "
+             "ascending.");
   module.def("pairs_to_set", &spatialhash::python::pairs_to_set, py::arg("pairs"),
              "Set of (i, j) tuples, one per row of an (m, 2) int64 array.");
   module.def("pairs_to_dict", &spatialhash::python::pairs_to_dict, py::arg("i"), py::arg("j"),

@@ -162,6 +162,35 @@ def test_split_rows_matches_slices_and_leaves_the_collector_as_it_was(gc_on):
         (gc.enable if was else gc.disable)()
 
 
+def test_transpose_rows_matches_a_stable_argsort():
+    """transpose_rows (query_ball_tree's rows turned around) against NumPy's stable argsort of the
+    column indices: random rows with repeated columns, empty rows, columns no row holds, no
+    entries; an index outside [0, columns) or offsets out of order are a ValueError naming it."""
+    from spatialhash import _core
+
+    rng = np.random.default_rng(13)
+    cases = []
+    for rows, columns, mean in [(50, 40, 6), (7, 1000, 3), (30, 5, 0.5), (0, 4, 0), (3, 0, 0)]:
+        lengths = rng.poisson(mean, rows) if columns > 0 else np.zeros(rows, dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        cases.append((offsets, rng.integers(0, max(columns, 1), offsets[-1]), columns))
+    for offsets, indices, columns in cases:
+        starts, transposed = _core.transpose_rows(offsets, indices, columns)
+        row_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        order = np.argsort(indices, kind="stable")
+        expected_starts = np.concatenate([[0], np.cumsum(np.bincount(indices, minlength=columns))])
+        assert starts.tolist() == expected_starts.tolist()
+        assert transposed.tolist() == row_of[order].tolist()
+    with pytest.raises(ValueError, match=r"index 5 at entry 2 is outside \[0, 5\)"):
+        _core.transpose_rows(np.array([0, 3]), np.array([0, 4, 5]), 5)
+    with pytest.raises(ValueError, match=r"index -1 at entry 0"):
+        _core.transpose_rows(np.array([0, 1]), np.array([-1]), 5)
+    with pytest.raises(ValueError, match="offset 2 is out of order"):
+        _core.transpose_rows(np.array([0, 2, 1]), np.array([0, 1]), 5)
+    with pytest.raises(ValueError, match="offset 0 is out of order"):
+        _core.transpose_rows(np.array([1, 2]), np.array([0, 1]), 5)
+
+
 @pytest.mark.parametrize("gc_on", [True, False])
 def test_pairs_to_set_matches_tuples_and_leaves_the_collector_as_it_was(gc_on):
     """pairs_to_set (query_pairs' output_type='set') against a set built in Python: repeated

@@ -1,0 +1,67 @@
+#include "transpose_rows.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace spatialhash::python {
+
+py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices,
+                         std::int64_t columns) {
+  if (offsets.ndim() != 1 || offsets.size() < 1 || indices.ndim() != 1) {
+    throw py::value_error("transpose_rows: offsets must be 1-D and non-empty, indices 1-D");
+  }
+  if (columns < 0) {
+    throw py::value_error("transpose_rows: columns must be at least 0, got " +
+                          std::to_string(columns));
+  }
+  const std::int64_t* in_offsets = offsets.data();
+  const std::int64_t* in_indices = indices.data();
+  const auto rows = static_cast<std::int64_t>(offsets.size() - 1);
+  for (std::int64_t q = 0; q <= rows; ++q) {
+    const bool bad = in_offsets[q] < 0 || in_offsets[q] > indices.size() ||
+                     (q > 0 && in_offsets[q] < in_offsets[q - 1]) || (q == 0 && in_offsets[0] != 0);
+    if (bad) {
+      throw py::value_error("transpose_rows: offset " + std::to_string(q) + " is out of order");
+    }
+  }
+  const std::int64_t entries = in_offsets[rows];
+  py::array_t<std::int64_t> out_offsets(columns + 1);
+  py::array_t<std::int64_t> out_indices(entries);
+  std::int64_t* starts = out_offsets.mutable_data();
+  std::int64_t* transposed = out_indices.mutable_data();
+  std::int64_t bad_at = -1;  // the first entry whose column is out of range
+  {
+    py::gil_scoped_release nogil;
+    // Count per column (checking each index), prefix sums, then each input row's entries
+    // scattered to their columns' cursors in row order: every output row comes out ascending.
+    std::vector<std::int64_t> cursor(static_cast<std::size_t>(columns) + 1, 0);
+    for (std::int64_t k = 0; k < entries && bad_at < 0; ++k) {
+      const std::int64_t c = in_indices[k];
+      if (c < 0 || c >= columns) {
+        bad_at = k;
+      } else {
+        ++cursor[static_cast<std::size_t>(c) + 1];
+      }
+    }
+    if (bad_at < 0) {
+      for (std::int64_t c = 0; c < columns; ++c) {
+        cursor[static_cast<std::size_t>(c) + 1] += cursor[static_cast<std::size_t>(c)];
+      }
+      for (std::int64_t c = 0; c <= columns; ++c) starts[c] = cursor[static_cast<std::size_t>(c)];
+      for (std::int64_t q = 0; q < rows; ++q) {
+        for (std::int64_t k = in_offsets[q]; k < in_offsets[q + 1]; ++k) {
+          transposed[cursor[static_cast<std::size_t>(in_indices[k])]++] = q;
+        }
+      }
+    }
+  }
+  if (bad_at >= 0) {
+    throw py::value_error("transpose_rows: index " + std::to_string(in_indices[bad_at]) +
+                          " at entry " + std::to_string(bad_at) + " is outside [0, " +
+                          std::to_string(columns) + ")");
+  }
+  return py::make_tuple(std::move(out_offsets), std::move(out_indices));
+}
+
+}  // namespace spatialhash::python
