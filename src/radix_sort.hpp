@@ -32,8 +32,10 @@ inline int passes_for(int key_bits) {
 
 /// Keys no wider than this, among at least twice as many records as their values, are sorted by
 /// one counting pass (up to 8192 buckets, whose cursors still fit a core's L1 or L2): a small
-/// build's keys take only a few bits more than the cells hold points (10k points of W2: 12-bit
-/// keys), and one pass of 12 bits took 9-10 of the 28 us that two of 6 took (docs/benchmarks.md).
+/// build's keys are only a few bits wider than its cell count (10k points of W1, W2, W4: 12-bit
+/// keys), and one pass of 12 bits saved 9-10 of the 28 us that two passes of 6 took in a 10k
+/// build on one thread. Wider (15 bits at 100k) it lost on two threads, whose prefix sums over
+/// every thread's cursors are serial (docs/benchmarks.md).
 inline constexpr int kOnePassMaxBits = 13;
 
 /// The passes sort_passes makes over `n` records of `key_bits` bits.

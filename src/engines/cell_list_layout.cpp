@@ -281,7 +281,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     // rounds, W2 1M 17.5 -> 16.0 ms, W1 4M 83.2 -> 66.8, W5 4M 107.5 -> 85.1; whatever the key's
     // width (W3 1M, 22 bits, had LSD passes and the gather: build 1.09-1.20x faster carried;
     // docs/benchmarks.md). Points already in spatial order (scattered_order false) keep the
-    // gather, which then reads them in sequence.
+    // gather, which then reads them in sequence, and so do fewer than kCarryingFrom points, which
+    // stay in the caches.
     sized_for_overwrite(scratch_keys, n);
     const auto carry_for = [&](int) {
       return [mine = writer, records = keys.data(), key_shift = 32 + slab_bits](
