@@ -11,8 +11,11 @@ py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices,
   if (offsets.ndim() != 1 || offsets.size() < 1 || indices.ndim() != 1) {
     throw py::value_error("transpose_rows: offsets must be 1-D and non-empty, indices 1-D");
   }
-  if (columns < 0) {
-    throw py::value_error("transpose_rows: columns must be at least 0, got " +
+  // Columns are point indices (32-bit in the library): a larger count is a mistake, whose
+  // offsets alone would be a huge allocation.
+  constexpr std::int64_t kMaxColumns = std::int64_t{1} << 32;
+  if (columns < 0 || columns > kMaxColumns) {
+    throw py::value_error("transpose_rows: columns must be in [0, 2^32], got " +
                           std::to_string(columns));
   }
   const std::int64_t* in_offsets = offsets.data();

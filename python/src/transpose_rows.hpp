@@ -17,7 +17,7 @@ using Int64Array = py::array_t<std::int64_t, py::array::c_style | py::array::for
 /// The transpose of the CSR matrix (`offsets`, `indices`) whose column indices lie in [0,
 /// `columns`): (offsets, indices) of `columns` rows, row c listing the rows of the input that
 /// hold c, ascending (each row's entries in the input's row order). Raises ValueError naming the
-/// first offset out of order or column out of range.
+/// first offset out of order or column out of range, or a column count outside [0, 2^32].
 py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices,
                          std::int64_t columns);
 

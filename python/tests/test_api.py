@@ -165,7 +165,8 @@ def test_split_rows_matches_slices_and_leaves_the_collector_as_it_was(gc_on):
 def test_transpose_rows_matches_a_stable_argsort():
     """transpose_rows (query_ball_tree's rows turned around) against NumPy's stable argsort of the
     column indices: random rows with repeated columns, empty rows, columns no row holds, no
-    entries; an index outside [0, columns) or offsets out of order are a ValueError naming it."""
+    entries; an index outside [0, columns), offsets out of order or a column count outside
+    [0, 2^32] are a ValueError naming it."""
     from spatialhash import _core
 
     rng = np.random.default_rng(13)
@@ -189,6 +190,10 @@ def test_transpose_rows_matches_a_stable_argsort():
         _core.transpose_rows(np.array([0, 2, 1]), np.array([0, 1]), 5)
     with pytest.raises(ValueError, match="offset 0 is out of order"):
         _core.transpose_rows(np.array([1, 2]), np.array([0, 1]), 5)
+    for columns in (-1, 2**32 + 1, 10**15):  # no offsets array of that size is attempted
+        message = r"columns must be in \[0, 2\^32\], got " + str(columns)
+        with pytest.raises(ValueError, match=message):
+            _core.transpose_rows(np.array([0, 1]), np.array([0]), columns)
 
 
 @pytest.mark.parametrize("gc_on", [True, False])
