@@ -281,7 +281,7 @@ class CellList final : public EngineBase<Dim, T> {
   /// kMaxCoarsening times r (16 before the seventy-fourth session: 1M uniform points with 1e-4
   /// neighbors each, lists 202 ms there against 48 on cells of 50 r).
   static constexpr double kTargetPerStencilCell = 3.0, kMaxCoarsening = 64.0;
-  /// index_points recounts a sparse sample's stencils on the lattice it chose, at most kRecounts
+  /// sparse_lattice recounts a sparse sample's stencils on the lattice it chose, at most kRecounts
   /// times, rescaling the edge by at most kMaxRecountStep each time, until a count finds
   /// kRecountFound others.
   static constexpr int kRecounts = 4;
