@@ -1,5 +1,5 @@
 # Type stub of the C++ extension spatialhash._core (bindings in python/src/).
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import numpy as np
 
@@ -53,7 +53,12 @@ class Index:
     def neighbor_rows(
         self, radius: float, sorted: bool, with_distances: bool, int32: bool, half: bool
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
-    def self_distance_entries(self, radius: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    def self_distance_entries(
+        self, radius: float, form: str
+    ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray]]: ...
+    def cross_distance_entries(
+        self, queries: np.ndarray, radius: float, form: str
+    ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray]]: ...
     def neighbor_counts(self, radius: float) -> np.ndarray: ...
     def cross(
         self,

@@ -274,24 +274,30 @@ class Index:
         kinds = ("coo_matrix", "csr_matrix", "dok_matrix", "dict", "ndarray")
         check_choice(output_type, "output_type", kinds)
         radius = as_radius(max_distance, self.radius, "max_distance")
-        if other is None or other is self:
-            # The neighbor lists (each pair's distance in both of its rows), each row after its
-            # diagonal entry.
-            columns = self.n
-            i, j, distances = self._core.self_distance_entries(radius)
+        self_matrix = other is None or other is self
+        flat = None if self_matrix else self._other_points(other)
+        columns = self.n if flat is None else len(flat)
+        # The entries are written once, in C++, in the form the output takes: the structured
+        # array itself, int64 indices for the dict, int32 for SciPy where the shape allows (SciPy
+        # would otherwise copy int64 indices down to int32).
+        if output_type == "ndarray":
+            form = "records"
+        elif output_type == "dict" or max(self.n, columns) > np.iinfo(np.int32).max:
+            form = "int64"
         else:
-            flat = self._other_points(other)
-            columns = len(flat)
-            offsets, cols, distances = self._core.cross(flat, radius, True, True, False)
-            # Row q of the cross result holds this index's neighbors of other's point q.
-            i = cols
-            j = np.repeat(np.arange(columns, dtype=np.int64), np.diff(offsets))
+            form = "int32"
+        if flat is None:
+            # The neighbor lists (each pair's distance in both of its rows) and the diagonal,
+            # each row ascending (so that tocsr() sorts nothing).
+            entries = self._core.self_distance_entries(radius, form)
+        else:
+            # Column q lists this index's points near other's point q.
+            entries = self._core.cross_distance_entries(flat, radius, form)
+        if output_type == "ndarray":
+            return entries
+        i, j, distances = entries
         if output_type == "dict":
             return _core.pairs_to_dict(i, j, distances)
-        if output_type == "ndarray":
-            out = np.empty(len(i), dtype=[("i", np.intp), ("j", np.intp), ("v", np.float64)])
-            out["i"], out["j"], out["v"] = i, j, distances
-            return out
         try:
             import scipy.sparse
         except ImportError as error:

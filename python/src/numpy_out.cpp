@@ -158,37 +158,6 @@ py::array_t<double> doubles_to_numpy(ResultVector<double>&& values) {
   return adopt<double>(std::move(values));
 }
 
-py::tuple lists_with_diagonal_to_numpy(const NeighborLists& lists, int threads) {
-  const auto n = static_cast<std::int64_t>(lists.offsets.empty() ? 0 : lists.offsets.size() - 1);
-  const std::size_t total = static_cast<std::size_t>(n) + lists.indices.size();
-  ResultVector<std::int64_t> rows, columns;
-  ResultVector<double> values;
-  detail::sized_for_overwrite(rows, total);
-  detail::sized_for_overwrite(columns, total);
-  detail::sized_for_overwrite(values, total);
-  {
-    py::gil_scoped_release nogil;
-    detail::parallel_region(n > kParallelThreshold ? threads : 1, [&] {
-#pragma omp for schedule(static) nowait
-      for (std::int64_t i = 0; i < n; ++i) {
-        // Row i starts after the i diagonal entries of the rows before it.
-        std::size_t out = lists.offsets[i] + static_cast<std::size_t>(i);
-        rows[out] = i;
-        columns[out] = i;
-        values[out] = 0.0;
-        for (std::size_t k = lists.offsets[i]; k < lists.offsets[i + 1]; ++k) {
-          ++out;
-          rows[out] = i;
-          columns[out] = lists.indices[k];
-          values[out] = lists.distances[k];
-        }
-      }
-    });
-  }
-  return py::make_tuple(adopt<std::int64_t>(std::move(rows)),
-                        adopt<std::int64_t>(std::move(columns)), adopt<double>(std::move(values)));
-}
-
 py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offsets,
                      const py::array_t<std::int64_t, py::array::c_style>& indices) {
   if (offsets.ndim() != 1 || offsets.size() < 1 || indices.ndim() != 1) {

@@ -51,10 +51,6 @@ py::array_t<std::int32_t> indices_to_numpy_int32(ResultVector<index_t>&& indices
 py::array_t<std::int64_t> offsets_to_numpy(ResultVector<std::size_t>&& offsets);
 /// Distances as float64, taking over the vector's memory (no copy).
 py::array_t<double> doubles_to_numpy(ResultVector<double>&& values);
-/// The entries of a sparse distance matrix of points with themselves, from their neighbor lists
-/// with distances: (i, j, distance) as int64, int64 and float64 arrays, each row i preceded by
-/// its diagonal entry (i, i, 0), rows in point order.
-py::tuple lists_with_diagonal_to_numpy(const NeighborLists& lists, int threads);
 /// Object array of Python lists: element q holds indices[offsets[q] .. offsets[q + 1]).
 /// Throws ValueError unless offsets is a non-decreasing 1-D array within indices.
 py::array split_rows(const py::array_t<std::int64_t, py::array::c_style>& offsets,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "any_index.hpp"
+#include "distance_entries.hpp"
 #include "numpy_out.hpp"
 
 namespace spatialhash::python {
@@ -174,14 +175,34 @@ class PyIndex {
     return csr_to_numpy(std::move(lists), with_distances, threads(), int32);
   }
 
-  /// (i, j, distance) of the index's sparse distance matrix with itself: the sorted neighbor
-  /// lists with distances (each pair's distance in both of its rows, so the matrix is symmetric
-  /// in a periodic box too), each row preceded by its diagonal entry.
-  py::tuple self_distance_entries(double radius) const {
+  /// The entries of the index's sparse distance matrix with itself, in `form`
+  /// (distance_entries.hpp): the sorted neighbor lists with distances (each pair's distance in
+  /// both of its rows, so the matrix is symmetric in a periodic box too), each row preceded by
+  /// its diagonal entry.
+  py::object self_distance_entries(double radius, const std::string& form) const {
+    const EntryForm parsed = parse_entry_form(form);
+    std::size_t points = 0;  // the index's size at the search (an update() may follow)
     const NeighborLists lists = search([&](const AnyIndex& index) {
+      points = index.size();
       return index.neighbor_lists(list_options(radius, true, true));
     });
-    return lists_with_diagonal_to_numpy(lists, threads());
+    return distance_entries(lists, points, /*lists_are_columns=*/false, /*diagonal=*/true, parsed,
+                            threads());
+  }
+
+  /// The entries of the sparse distance matrix of the index (rows) against query positions
+  /// (columns), in `form`, column by column, each column's rows ascending.
+  py::object cross_distance_entries(const QueryArray& queries, double radius,
+                                    const std::string& form) const {
+    const EntryForm parsed = parse_entry_form(form);
+    const std::span<const double> positions = positions_of(queries, dim());
+    std::size_t points = 0;  // the index's size at the search (an update() may follow)
+    const NeighborLists lists = search([&](const AnyIndex& index) {
+      points = index.size();
+      return index.cross(positions, list_options(radius, true, true));
+    });
+    return distance_entries(lists, points, /*lists_are_columns=*/true, /*diagonal=*/false, parsed,
+                            threads());
   }
 
   py::tuple neighbor_rows(double radius, bool sorted, bool with_distances, bool int32,
@@ -313,7 +334,13 @@ void bind_index(py::module_& module) {
            "(start int64, count and indices int64 or int32 (-1 outside the rows), distances or "
            "None)")
       .def("self_distance_entries", &PyIndex::self_distance_entries, py::arg("radius"),
-           "(i int64, j int64, distance float64): neighbor lists, each row after its diagonal")
+           py::arg("form"),
+           "Sparse distance matrix entries with itself: 'records' (structured i, j, v) or "
+           "(i, j, v) arrays with 'int64' or 'int32' indices; each row after its diagonal")
+      .def("cross_distance_entries", &PyIndex::cross_distance_entries, py::arg("queries"),
+           py::arg("radius"), py::arg("form"),
+           "Sparse distance matrix entries against query positions (the columns), in the forms "
+           "of self_distance_entries")
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), py::arg("int32"),

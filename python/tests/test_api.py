@@ -162,6 +162,52 @@ def test_split_rows_matches_slices_and_leaves_the_collector_as_it_was(gc_on):
         (gc.enable if was else gc.disable)()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_distance_entry_forms_match_the_brute_force(dtype):
+    """The entries behind sparse_distance_matrix, written once in C++ in each form (structured
+    records, int64 or int32 arrays), against a double-precision brute force: the same entries in
+    the same order in every form; with itself, row by row, each row ascending with its diagonal
+    entry (distance 0) in place; against positions, column by column, each column's rows
+    ascending.
+    An unknown form is a ValueError naming it."""
+    points = sample(n=600, dtype=dtype, seed=4)
+    positions = sample(n=150, dtype=np.float64, seed=5)
+    r = 0.12
+    index = spatialhash.Index(points, r)
+    converted = points.astype(np.float64)
+    d2_self = np.concatenate([d for _, d in oracle_np.squared_distances(converted, converted)])
+    # Rows: the positions; columns: the points.
+    d2_cross = np.concatenate([d for _, d in oracle_np.squared_distances(converted, positions)])
+    expected_self = [
+        (i, j, 0.0 if j == i else float(np.sqrt(d2_self[i, j])))
+        for i in range(len(points))
+        for j in np.nonzero(d2_self[i] <= r * r)[0].tolist()
+    ]
+    expected_cross = [
+        (i, q, float(np.sqrt(d2_cross[q, i])))
+        for q in range(len(positions))
+        for i in np.nonzero(d2_cross[q] <= r * r)[0].tolist()
+    ]
+    flat = np.ascontiguousarray(positions)
+    for expected, entries in (
+        (expected_self, lambda form: index._core.self_distance_entries(r, form)),
+        (expected_cross, lambda form: index._core.cross_distance_entries(flat, r, form)),
+    ):
+        records = entries("records")
+        assert records.dtype == np.dtype([("i", np.intp), ("j", np.intp), ("v", np.float64)])
+        assert list(zip(records["i"].tolist(), records["j"].tolist())) == [e[:2] for e in expected]
+        np.testing.assert_allclose(records["v"], [e[2] for e in expected], rtol=1e-12, atol=0)
+        for form, index_type in (("int64", np.int64), ("int32", np.int32)):
+            i, j, v = entries(form)
+            assert i.dtype == j.dtype == index_type and v.dtype == np.float64
+            assert i.tolist() == records["i"].tolist() and j.tolist() == records["j"].tolist()
+            assert v.tolist() == records["v"].tolist()
+    with pytest.raises(ValueError, match="entry form.*'int16'"):
+        index._core.self_distance_entries(r, "int16")
+    with pytest.raises(ValueError, match="entry form.*'coo'"):
+        index._core.cross_distance_entries(flat, r, "coo")
+
+
 def test_transpose_rows_matches_a_stable_argsort():
     """transpose_rows (query_ball_tree's rows turned around) against NumPy's stable argsort of the
     column indices: random rows with repeated columns, empty rows, columns no row holds, no
