@@ -277,36 +277,35 @@ class Index:
         self_matrix = other is None or other is self
         flat = None if self_matrix else self._other_points(other)
         columns = self.n if flat is None else len(flat)
-        # The entries are written once, in C++, in the form the output takes: the structured
-        # array itself, int64 indices for the dict, int32 for SciPy where the shape allows (SciPy
-        # would otherwise copy int64 indices down to int32).
-        if output_type == "ndarray":
-            form = "records"
-        elif output_type == "dict" or max(self.n, columns) > np.iinfo(np.int32).max:
-            form = "int64"
-        else:
-            form = "int32"
+        # The entries are written once, in C++, in the layout the output takes: the structured
+        # array itself, CSR arrays for csr_matrix, COO arrays for the rest; int64 indices for the
+        # dict, int32 for SciPy where the shape allows (SciPy would otherwise copy int64 indices
+        # down to int32).
+        layout = {"ndarray": "records", "csr_matrix": "csr"}.get(output_type, "coo")
+        int32 = output_type != "dict" and max(self.n, columns) <= np.iinfo(np.int32).max
         if flat is None:
             # The neighbor lists (each pair's distance in both of its rows) and the diagonal,
-            # each row ascending (so that tocsr() sorts nothing).
-            entries = self._core.self_distance_entries(radius, form)
+            # each row ascending.
+            entries = self._core.self_distance_entries(radius, layout, int32)
         else:
             # Column q lists this index's points near other's point q.
-            entries = self._core.cross_distance_entries(flat, radius, form)
+            entries = self._core.cross_distance_entries(flat, radius, layout, int32)
         if output_type == "ndarray":
             return entries
-        i, j, distances = entries
         if output_type == "dict":
-            return _core.pairs_to_dict(i, j, distances)
+            return _core.pairs_to_dict(*entries)
         try:
             import scipy.sparse
         except ImportError as error:
             raise ImportError(
                 f"output_type={output_type!r} needs scipy; use 'dict' or 'ndarray' without it"
             ) from error
-        matrix = scipy.sparse.coo_matrix((distances, (i, j)), shape=(self.n, columns))
+        shape = (self.n, columns)
         if output_type == "csr_matrix":
-            return matrix.tocsr()
+            indptr, indices, data = entries
+            return scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)
+        i, j, distances = entries
+        matrix = scipy.sparse.coo_matrix((distances, (i, j)), shape=shape)
         if output_type == "dok_matrix":
             return matrix.todok()
         return matrix

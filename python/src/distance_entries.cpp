@@ -74,8 +74,8 @@ void for_each_entry(const NeighborLists& lists, bool lists_are_columns, bool dia
 }
 
 template <class Index>
-py::tuple entry_arrays(const NeighborLists& lists, bool lists_are_columns, bool diagonal,
-                       int threads, py::ssize_t count) {
+py::tuple coo_arrays(const NeighborLists& lists, bool lists_are_columns, bool diagonal, int threads,
+                     py::ssize_t count) {
   py::array_t<Index> i(count), j(count);
   py::array_t<double> v(count);
   Index* is = i.mutable_data();
@@ -90,32 +90,109 @@ py::tuple entry_arrays(const NeighborLists& lists, bool lists_are_columns, bool 
   return py::make_tuple(i, j, v);
 }
 
+/// (indptr, indices, data) of the matrix of `matrix_rows` rows, each row's columns ascending.
+/// Lists that are rows already are CSR but for the diagonal: written in place. Lists that are
+/// columns are turned around by a counting sort: entries counted per row, then each list's
+/// entries scattered to their rows' cursors in list order, so that every row comes out ascending.
+template <class Index>
+py::tuple csr_arrays(const NeighborLists& lists, std::size_t matrix_rows, bool lists_are_columns,
+                     bool diagonal, int threads, py::ssize_t count) {
+  py::array_t<Index> indptr(static_cast<py::ssize_t>(matrix_rows) + 1), indices(count);
+  py::array_t<double> data(count);
+  Index* starts = indptr.mutable_data();
+  Index* columns = indices.mutable_data();
+  double* values = data.mutable_data();
+  if (!lists_are_columns) {
+    const auto rows = static_cast<std::int64_t>(matrix_rows);
+    {
+      py::gil_scoped_release nogil;
+      starts[0] = 0;  // NeighborLists' offsets begin at 0
+      for (std::int64_t q = 1; q <= rows; ++q) {
+        starts[q] = static_cast<Index>(lists.offsets[q] + (diagonal ? q : 0));
+      }
+    }
+    for_each_entry(lists, false, diagonal, threads,
+                   [=](std::size_t at, std::int64_t, std::int64_t column, double distance) {
+                     columns[at] = static_cast<Index>(column);
+                     values[at] = distance;
+                   });
+    return py::make_tuple(indptr, indices, data);
+  }
+  {
+    py::gil_scoped_release nogil;
+    // cursor[i + 1] counts row i's entries, then cursor[i] is where row i's next one goes. Each
+    // thread owns a range of rows: it reads every list but counts and writes only its rows'
+    // entries, so that no two threads touch one cursor or one output place.
+    std::vector<std::size_t> cursor(matrix_rows + 1, 0);
+    const std::size_t lists_rows = lists.offsets.size() - 1;  // offsets begin at 0: never empty
+    const auto for_my_rows = [&](auto&& visit) {
+      const auto team = static_cast<std::size_t>(detail::team_size());
+      const auto me = static_cast<std::size_t>(detail::thread_id());
+      const std::size_t lo = matrix_rows * me / team, hi = matrix_rows * (me + 1) / team;
+      for (std::size_t q = 0; q < lists_rows; ++q) {
+        for (std::size_t k = lists.offsets[q]; k < lists.offsets[q + 1]; ++k) {
+          const std::size_t i = lists.indices[k];
+          if (i >= lo && i < hi) visit(q, k, i);
+        }
+      }
+    };
+    const int team = static_cast<std::int64_t>(count) > kParallelEntries ? threads : 1;
+    detail::parallel_region(team, [&] {
+      for_my_rows([&](std::size_t, std::size_t, std::size_t i) { ++cursor[i + 1]; });
+    });
+    for (std::size_t i = 0; i < matrix_rows; ++i) cursor[i + 1] += cursor[i];
+    for (std::size_t i = 0; i <= matrix_rows; ++i) starts[i] = static_cast<Index>(cursor[i]);
+    detail::parallel_region(team, [&] {
+      for_my_rows([&](std::size_t q, std::size_t k, std::size_t i) {
+        const std::size_t at = cursor[i]++;
+        columns[at] = static_cast<Index>(q);
+        values[at] = lists.distances[k];
+      });
+    });
+  }
+  return py::make_tuple(indptr, indices, data);
+}
+
 }  // namespace
 
-EntryForm parse_entry_form(const std::string& name) {
-  if (name == "records") return EntryForm::records;
-  if (name == "int64") return EntryForm::int64;
-  if (name == "int32") return EntryForm::int32;
-  throw py::value_error("entry form must be 'records', 'int64' or 'int32', got '" + name + "'");
+EntryLayout parse_entry_layout(const std::string& name) {
+  if (name == "records") return EntryLayout::records;
+  if (name == "coo") return EntryLayout::coo;
+  if (name == "csr") return EntryLayout::csr;
+  throw py::value_error("entry layout must be 'records', 'coo' or 'csr', got '" + name + "'");
 }
 
 py::object distance_entries(const NeighborLists& lists, std::size_t indexed_points,
-                            bool lists_are_columns, bool diagonal, EntryForm form, int threads) {
+                            bool lists_are_columns, bool diagonal, EntryLayout layout, bool int32,
+                            int threads) {
   const std::size_t rows = lists.offsets.empty() ? 0 : lists.offsets.size() - 1;
-  const auto count = static_cast<py::ssize_t>(lists.indices.size() + (diagonal ? rows : 0));
-  if (form == EntryForm::int32) {
+  const std::size_t count = lists.indices.size() + (diagonal ? rows : 0);
+  const auto signed_count = static_cast<py::ssize_t>(count);
+  constexpr auto kInt32Max = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
+  if (int32) {
     // Every index an entry holds is a row of the lists or one of the indexed points.
     const std::size_t bound = std::max(rows, indexed_points);
-    if (bound > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    if (bound > kInt32Max) {
       throw py::value_error("int32 entries need fewer than 2^31 rows and columns, got " +
                             std::to_string(bound));
     }
-    return entry_arrays<std::int32_t>(lists, lists_are_columns, diagonal, threads, count);
   }
-  if (form == EntryForm::int64) {
-    return entry_arrays<std::int64_t>(lists, lists_are_columns, diagonal, threads, count);
+  if (layout == EntryLayout::coo) {
+    if (int32)
+      return coo_arrays<std::int32_t>(lists, lists_are_columns, diagonal, threads, signed_count);
+    return coo_arrays<std::int64_t>(lists, lists_are_columns, diagonal, threads, signed_count);
   }
-  py::array out(record_dtype(), std::vector<py::ssize_t>{count});
+  if (layout == EntryLayout::csr) {
+    const std::size_t matrix_rows = lists_are_columns ? indexed_points : rows;
+    // CSR offsets count entries: int32 only while they fit too.
+    if (int32 && count <= kInt32Max) {
+      return csr_arrays<std::int32_t>(lists, matrix_rows, lists_are_columns, diagonal, threads,
+                                      signed_count);
+    }
+    return csr_arrays<std::int64_t>(lists, matrix_rows, lists_are_columns, diagonal, threads,
+                                    signed_count);
+  }
+  py::array out(record_dtype(), std::vector<py::ssize_t>{signed_count});
   auto* records = static_cast<Record*>(out.mutable_data());
   for_each_entry(lists, lists_are_columns, diagonal, threads,
                  [=](std::size_t at, std::int64_t row, std::int64_t column, double distance) {

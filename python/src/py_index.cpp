@@ -175,26 +175,26 @@ class PyIndex {
     return csr_to_numpy(std::move(lists), with_distances, threads(), int32);
   }
 
-  /// The entries of the index's sparse distance matrix with itself, in `form`
+  /// The entries of the index's sparse distance matrix with itself, in `layout`
   /// (distance_entries.hpp): the sorted neighbor lists with distances (each pair's distance in
   /// both of its rows, so the matrix is symmetric in a periodic box too), each row preceded by
   /// its diagonal entry.
-  py::object self_distance_entries(double radius, const std::string& form) const {
-    const EntryForm parsed = parse_entry_form(form);
+  py::object self_distance_entries(double radius, const std::string& layout, bool int32) const {
+    const EntryLayout parsed = parse_entry_layout(layout);
     std::size_t points = 0;  // the index's size at the search (an update() may follow)
     const NeighborLists lists = search([&](const AnyIndex& index) {
       points = index.size();
       return index.neighbor_lists(list_options(radius, true, true));
     });
     return distance_entries(lists, points, /*lists_are_columns=*/false, /*diagonal=*/true, parsed,
-                            threads());
+                            int32, threads());
   }
 
   /// The entries of the sparse distance matrix of the index (rows) against query positions
-  /// (columns), in `form`, column by column, each column's rows ascending.
+  /// (columns), in `layout` (records and COO column by column, each column's rows ascending).
   py::object cross_distance_entries(const QueryArray& queries, double radius,
-                                    const std::string& form) const {
-    const EntryForm parsed = parse_entry_form(form);
+                                    const std::string& layout, bool int32) const {
+    const EntryLayout parsed = parse_entry_layout(layout);
     const std::span<const double> positions = positions_of(queries, dim());
     std::size_t points = 0;  // the index's size at the search (an update() may follow)
     const NeighborLists lists = search([&](const AnyIndex& index) {
@@ -202,7 +202,7 @@ class PyIndex {
       return index.cross(positions, list_options(radius, true, true));
     });
     return distance_entries(lists, points, /*lists_are_columns=*/true, /*diagonal=*/false, parsed,
-                            threads());
+                            int32, threads());
   }
 
   py::tuple neighbor_rows(double radius, bool sorted, bool with_distances, bool int32,
@@ -334,13 +334,14 @@ void bind_index(py::module_& module) {
            "(start int64, count and indices int64 or int32 (-1 outside the rows), distances or "
            "None)")
       .def("self_distance_entries", &PyIndex::self_distance_entries, py::arg("radius"),
-           py::arg("form"),
-           "Sparse distance matrix entries with itself: 'records' (structured i, j, v) or "
-           "(i, j, v) arrays with 'int64' or 'int32' indices; each row after its diagonal")
+           py::arg("layout"), py::arg("int32"),
+           "Sparse distance matrix entries with itself: 'records' (structured i, j, v), 'coo' "
+           "(i, j, v) or 'csr' (indptr, indices, data), indices int32 or int64; rows ascending, "
+           "diagonal included")
       .def("cross_distance_entries", &PyIndex::cross_distance_entries, py::arg("queries"),
-           py::arg("radius"), py::arg("form"),
-           "Sparse distance matrix entries against query positions (the columns), in the forms "
-           "of self_distance_entries")
+           py::arg("radius"), py::arg("layout"), py::arg("int32"),
+           "Sparse distance matrix entries against query positions (the columns), in the "
+           "layouts of self_distance_entries")
       .def("neighbor_counts", &PyIndex::neighbor_counts, py::arg("radius"))
       .def("cross", &PyIndex::cross, py::arg("queries"), py::arg("radius"), py::arg("sorted"),
            py::arg("with_distances"), py::arg("int32"),

@@ -163,13 +163,13 @@ def test_split_rows_matches_slices_and_leaves_the_collector_as_it_was(gc_on):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_distance_entry_forms_match_the_brute_force(dtype):
-    """The entries behind sparse_distance_matrix, written once in C++ in each form (structured
-    records, int64 or int32 arrays), against a double-precision brute force: the same entries in
-    the same order in every form; with itself, row by row, each row ascending with its diagonal
-    entry (distance 0) in place; against positions, column by column, each column's rows
-    ascending.
-    An unknown form is a ValueError naming it."""
+def test_distance_entry_layouts_match_the_brute_force(dtype):
+    """The entries behind sparse_distance_matrix, written once in C++ in each layout (structured
+    records, COO or CSR arrays with int64 or int32 indices), against a double-precision brute
+    force, entry by entry and in order: records and COO with itself row by row, each row
+    ascending with its diagonal entry (distance 0) in place, against positions column by column,
+    each column's rows ascending; CSR row by row, each row's columns ascending. An unknown
+    layout is a ValueError naming it."""
     points = sample(n=600, dtype=dtype, seed=4)
     positions = sample(n=150, dtype=np.float64, seed=5)
     r = 0.12
@@ -189,23 +189,32 @@ def test_distance_entry_forms_match_the_brute_force(dtype):
         for i in np.nonzero(d2_cross[q] <= r * r)[0].tolist()
     ]
     flat = np.ascontiguousarray(positions)
+
+    def check(got, expected):
+        got = list(got)
+        assert [(i, j) for i, j, _ in got] == [e[:2] for e in expected]
+        np.testing.assert_allclose([v for _, _, v in got], [e[2] for e in expected], rtol=1e-12)
+
     for expected, entries in (
-        (expected_self, lambda form: index._core.self_distance_entries(r, form)),
-        (expected_cross, lambda form: index._core.cross_distance_entries(flat, r, form)),
+        (expected_self, lambda *layout: index._core.self_distance_entries(r, *layout)),
+        (expected_cross, lambda *layout: index._core.cross_distance_entries(flat, r, *layout)),
     ):
-        records = entries("records")
+        records = entries("records", False)
         assert records.dtype == np.dtype([("i", np.intp), ("j", np.intp), ("v", np.float64)])
-        assert list(zip(records["i"].tolist(), records["j"].tolist())) == [e[:2] for e in expected]
-        np.testing.assert_allclose(records["v"], [e[2] for e in expected], rtol=1e-12, atol=0)
-        for form, index_type in (("int64", np.int64), ("int32", np.int32)):
-            i, j, v = entries(form)
+        check(zip(records["i"].tolist(), records["j"].tolist(), records["v"].tolist()), expected)
+        for int32, index_type in ((False, np.int64), (True, np.int32)):
+            i, j, v = entries("coo", int32)
             assert i.dtype == j.dtype == index_type and v.dtype == np.float64
-            assert i.tolist() == records["i"].tolist() and j.tolist() == records["j"].tolist()
-            assert v.tolist() == records["v"].tolist()
-    with pytest.raises(ValueError, match="entry form.*'int16'"):
-        index._core.self_distance_entries(r, "int16")
-    with pytest.raises(ValueError, match="entry form.*'coo'"):
-        index._core.cross_distance_entries(flat, r, "coo")
+            check(zip(i.tolist(), j.tolist(), v.tolist()), expected)
+            indptr, indices, data = entries("csr", int32)
+            assert indptr.dtype == indices.dtype == index_type and data.dtype == np.float64
+            assert len(indptr) == len(points) + 1 and indptr[0] == 0
+            rows = np.repeat(np.arange(len(points)), np.diff(indptr))
+            check(zip(rows.tolist(), indices.tolist(), data.tolist()), sorted(expected))
+    with pytest.raises(ValueError, match="entry layout.*'csc'"):
+        index._core.self_distance_entries(r, "csc", False)
+    with pytest.raises(ValueError, match="entry layout.*'int32'"):
+        index._core.cross_distance_entries(flat, r, "int32", True)
 
 
 def test_transpose_rows_matches_a_stable_argsort():
@@ -323,6 +332,12 @@ def test_empty_and_tiny_inputs():
         assert empty.query_ball_point(np.zeros(dim)) == []
         assert empty.query_ball_point(np.empty((0, dim))).shape == (0,)
         assert empty.sparse_distance_matrix().shape == (0, 0)
+        assert empty.sparse_distance_matrix(output_type="csr_matrix").shape == (0, 0)
+        assert empty.sparse_distance_matrix(np.zeros((2, dim)), output_type="csr_matrix").shape == (
+            0,
+            2,
+        )
+        assert empty.sparse_distance_matrix(output_type="ndarray").shape == (0,)
         single = spatialhash.Index(np.ones((1, dim)), 1.0)
         assert single.query_pairs().shape == (0, 2)
         assert single.query_ball_point(np.ones(dim)) == [0]
