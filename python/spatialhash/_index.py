@@ -327,7 +327,7 @@ class Index:
         # pairs, turned around so that row i lists other's points near point i, ascending.
         # (A counting sort in C++: NumPy's stable argsort had taken two thirds of the call.)
         offsets, mine, _ = self._core.cross(flat, radius, False, False, False)
-        starts, theirs = _core.transpose_rows(offsets, mine, self.n)
+        starts, theirs = _core.transpose_rows(offsets, mine, self.n, self.threads)
         return _core.split_rows(starts, theirs).tolist()
 
     def count_neighbors(

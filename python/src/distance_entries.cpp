@@ -2,6 +2,7 @@
 #include "distance_entries.hpp"
 
 #include "../../src/threads.hpp"
+#include "transpose_csr.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -92,8 +93,7 @@ py::tuple coo_arrays(const NeighborLists& lists, bool lists_are_columns, bool di
 
 /// (indptr, indices, data) of the matrix of `matrix_rows` rows, each row's columns ascending.
 /// Lists that are rows already are CSR but for the diagonal: written in place. Lists that are
-/// columns are turned around by a counting sort: entries counted per row, then each list's
-/// entries scattered to their rows' cursors in list order, so that every row comes out ascending.
+/// columns are turned around (transpose_csr).
 template <class Index>
 py::tuple csr_arrays(const NeighborLists& lists, std::size_t matrix_rows, bool lists_are_columns,
                      bool diagonal, int threads, py::ssize_t count) {
@@ -120,35 +120,15 @@ py::tuple csr_arrays(const NeighborLists& lists, std::size_t matrix_rows, bool l
   }
   {
     py::gil_scoped_release nogil;
-    // cursor[i + 1] counts row i's entries, then cursor[i] is where row i's next one goes. Each
-    // thread owns a range of rows: it reads every list but counts and writes only its rows'
-    // entries, so that no two threads touch one cursor or one output place.
-    std::vector<std::size_t> cursor(matrix_rows + 1, 0);
     const std::size_t lists_rows = lists.offsets.size() - 1;  // offsets begin at 0: never empty
-    const auto for_my_rows = [&](auto&& visit) {
-      const auto team = static_cast<std::size_t>(detail::team_size());
-      const auto me = static_cast<std::size_t>(detail::thread_id());
-      const std::size_t lo = matrix_rows * me / team, hi = matrix_rows * (me + 1) / team;
-      for (std::size_t q = 0; q < lists_rows; ++q) {
-        for (std::size_t k = lists.offsets[q]; k < lists.offsets[q + 1]; ++k) {
-          const std::size_t i = lists.indices[k];
-          if (i >= lo && i < hi) visit(q, k, i);
-        }
-      }
-    };
-    const int team = static_cast<std::int64_t>(count) > kParallelEntries ? threads : 1;
-    detail::parallel_region(team, [&] {
-      for_my_rows([&](std::size_t, std::size_t, std::size_t i) { ++cursor[i + 1]; });
-    });
-    for (std::size_t i = 0; i < matrix_rows; ++i) cursor[i + 1] += cursor[i];
-    for (std::size_t i = 0; i <= matrix_rows; ++i) starts[i] = static_cast<Index>(cursor[i]);
-    detail::parallel_region(team, [&] {
-      for_my_rows([&](std::size_t q, std::size_t k, std::size_t i) {
-        const std::size_t at = cursor[i]++;
-        columns[at] = static_cast<Index>(q);
-        values[at] = lists.distances[k];
-      });
-    });
+    transpose_csr(
+        lists.offsets, lists.indices, lists_rows, matrix_rows,
+        static_cast<std::int64_t>(count) > kParallelEntries ? threads : 1,
+        [=](std::size_t i, std::size_t offset) { starts[i] = static_cast<Index>(offset); },
+        [&](std::size_t at, std::size_t q, std::size_t k) {
+          columns[at] = static_cast<Index>(q);
+          values[at] = lists.distances[k];
+        });
   }
   return py::make_tuple(indptr, indices, data);
 }

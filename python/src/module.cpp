@@ -44,7 +44,7 @@ PYBIND11_MODULE(_core, module) {
   module.def("split_rows", &spatialhash::python::split_rows, py::arg("offsets"), py::arg("indices"),
              "Object array of lists, one per CSR row.");
   module.def("transpose_rows", &spatialhash::python::transpose_rows, py::arg("offsets"),
-             py::arg("indices"), py::arg("columns"),
+             py::arg("indices"), py::arg("columns"), py::arg("threads") = 1,
              "(offsets, indices) of the transpose of a CSR matrix of `columns` columns, each row "
              "ascending.");
   module.def("pairs_to_set", &spatialhash::python::pairs_to_set, py::arg("pairs"),

@@ -4,10 +4,19 @@
 #include <utility>
 #include <vector>
 
+#include "transpose_csr.hpp"
+
 namespace spatialhash::python {
 
-py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices,
-                         std::int64_t columns) {
+namespace {
+
+/// Below this many entries the transposition is not worth waking threads for.
+constexpr std::int64_t kParallelEntries = 1 << 16;
+
+}  // namespace
+
+py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices, std::int64_t columns,
+                         int threads) {
   if (offsets.ndim() != 1 || offsets.size() < 1 || indices.ndim() != 1) {
     throw py::value_error("transpose_rows: offsets must be 1-D and non-empty, indices 1-D");
   }
@@ -29,40 +38,26 @@ py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices,
     }
   }
   const std::int64_t entries = in_offsets[rows];
+  for (std::int64_t k = 0; k < entries; ++k) {
+    if (in_indices[k] < 0 || in_indices[k] >= columns) {
+      throw py::value_error("transpose_rows: index " + std::to_string(in_indices[k]) +
+                            " at entry " + std::to_string(k) + " is outside [0, " +
+                            std::to_string(columns) + ")");
+    }
+  }
   py::array_t<std::int64_t> out_offsets(columns + 1);
   py::array_t<std::int64_t> out_indices(entries);
   std::int64_t* starts = out_offsets.mutable_data();
   std::int64_t* transposed = out_indices.mutable_data();
-  std::int64_t bad_at = -1;  // the first entry whose column is out of range
   {
     py::gil_scoped_release nogil;
-    // Count per column (checking each index), prefix sums, then each input row's entries
-    // scattered to their columns' cursors in row order: every output row comes out ascending.
-    std::vector<std::int64_t> cursor(static_cast<std::size_t>(columns) + 1, 0);
-    for (std::int64_t k = 0; k < entries && bad_at < 0; ++k) {
-      const std::int64_t c = in_indices[k];
-      if (c < 0 || c >= columns) {
-        bad_at = k;
-      } else {
-        ++cursor[static_cast<std::size_t>(c) + 1];
-      }
-    }
-    if (bad_at < 0) {
-      for (std::int64_t c = 0; c < columns; ++c) {
-        cursor[static_cast<std::size_t>(c) + 1] += cursor[static_cast<std::size_t>(c)];
-      }
-      for (std::int64_t c = 0; c <= columns; ++c) starts[c] = cursor[static_cast<std::size_t>(c)];
-      for (std::int64_t q = 0; q < rows; ++q) {
-        for (std::int64_t k = in_offsets[q]; k < in_offsets[q + 1]; ++k) {
-          transposed[cursor[static_cast<std::size_t>(in_indices[k])]++] = q;
-        }
-      }
-    }
-  }
-  if (bad_at >= 0) {
-    throw py::value_error("transpose_rows: index " + std::to_string(in_indices[bad_at]) +
-                          " at entry " + std::to_string(bad_at) + " is outside [0, " +
-                          std::to_string(columns) + ")");
+    transpose_csr(
+        in_offsets, in_indices, static_cast<std::size_t>(rows), static_cast<std::size_t>(columns),
+        entries > kParallelEntries ? threads : 1,
+        [=](std::size_t c, std::size_t offset) { starts[c] = static_cast<std::int64_t>(offset); },
+        [=](std::size_t at, std::size_t q, std::size_t) {
+          transposed[at] = static_cast<std::int64_t>(q);
+        });
   }
   return py::make_tuple(std::move(out_offsets), std::move(out_indices));
 }

@@ -3,6 +3,7 @@ update(), threads, empty input, concurrent use from Python threads, forked worke
 documentation."""
 
 import gc
+import itertools
 import multiprocessing
 import pickle
 import threading
@@ -220,18 +221,26 @@ def test_distance_entry_layouts_match_the_brute_force(dtype):
 def test_transpose_rows_matches_a_stable_argsort():
     """transpose_rows (query_ball_tree's rows turned around) against NumPy's stable argsort of the
     column indices: random rows with repeated columns, empty rows, columns no row holds, no
-    entries; an index outside [0, columns), offsets out of order or a column count outside
+    entries, and enough entries for the threads to share (each owning a range of columns, 1, 2
+    and 3 threads); an index outside [0, columns), offsets out of order or a column count outside
     [0, 2^32] are a ValueError naming it."""
     from spatialhash import _core
 
     rng = np.random.default_rng(13)
     cases = []
-    for rows, columns, mean in [(50, 40, 6), (7, 1000, 3), (30, 5, 0.5), (0, 4, 0), (3, 0, 0)]:
+    for rows, columns, mean in [
+        (50, 40, 6),
+        (7, 1000, 3),
+        (30, 5, 0.5),
+        (0, 4, 0),
+        (3, 0, 0),
+        (20000, 7001, 9),
+    ]:
         lengths = rng.poisson(mean, rows) if columns > 0 else np.zeros(rows, dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         cases.append((offsets, rng.integers(0, max(columns, 1), offsets[-1]), columns))
-    for offsets, indices, columns in cases:
-        starts, transposed = _core.transpose_rows(offsets, indices, columns)
+    for (offsets, indices, columns), threads in itertools.product(cases, (1, 2, 3)):
+        starts, transposed = _core.transpose_rows(offsets, indices, columns, threads)
         row_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
         order = np.argsort(indices, kind="stable")
         expected_starts = np.concatenate([[0], np.cumsum(np.bincount(indices, minlength=columns))])
