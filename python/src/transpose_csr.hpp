@@ -30,12 +30,13 @@ template <class Offsets, class Columns, class Start, class Place>
 void transpose_csr(const Offsets& offsets, const Columns& columns, std::size_t in_rows,
                    std::size_t out_rows, int threads, Start&& start, Place&& place) {
   const auto most = static_cast<std::size_t>(std::clamp(threads, 1, kMaxTransposeThreads));
-  // cursor[t * out_rows + c]: thread t's count of output row c, then where its next entry of
-  // row c goes. The team that runs may be smaller than asked: it is the same team both times.
+  // cursor[t * out_rows + c]: part t's count of output row c, then where its next entry of row
+  // c goes. The counting team (which may be smaller than asked) sets the parts, one a thread;
+  // the placing team, which may be smaller again, takes them in turn.
   std::vector<std::size_t> cursor(most * out_rows, 0);
   std::size_t team = 1;
-  const auto my_rows = [&](std::size_t me) {
-    return std::pair{in_rows * me / team, in_rows * (me + 1) / team};
+  const auto my_rows = [&](std::size_t part) {
+    return std::pair{in_rows * part / team, in_rows * (part + 1) / team};
   };
   detail::parallel_region(static_cast<int>(most), [&] {
     const auto me = static_cast<std::size_t>(detail::thread_id());
@@ -60,13 +61,15 @@ void transpose_csr(const Offsets& offsets, const Columns& columns, std::size_t i
   }
   start(out_rows, total);
   detail::parallel_region(static_cast<int>(team), [&] {
-    const auto me = static_cast<std::size_t>(detail::thread_id());
-    std::size_t* mine = cursor.data() + me * out_rows;
-    const auto [first, last] = my_rows(me);
-    for (std::size_t q = first; q < last; ++q) {
-      const auto end = static_cast<std::size_t>(offsets[q + 1]);
-      for (auto k = static_cast<std::size_t>(offsets[q]); k < end; ++k) {
-        place(mine[static_cast<std::size_t>(columns[k])]++, q, k);
+    const auto placers = static_cast<std::size_t>(detail::team_size());
+    for (auto part = static_cast<std::size_t>(detail::thread_id()); part < team; part += placers) {
+      std::size_t* mine = cursor.data() + part * out_rows;
+      const auto [first, last] = my_rows(part);
+      for (std::size_t q = first; q < last; ++q) {
+        const auto end = static_cast<std::size_t>(offsets[q + 1]);
+        for (auto k = static_cast<std::size_t>(offsets[q]); k < end; ++k) {
+          place(mine[static_cast<std::size_t>(columns[k])]++, q, k);
+        }
       }
     }
   });
