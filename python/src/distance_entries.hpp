@@ -35,9 +35,9 @@ EntryLayout parse_entry_layout(const std::string& name);
 /// `lists_are_columns`, matrix column q (cross queries: the entries' indices are their rows; the
 /// matrix then has `indexed_points` rows). Records and COO entries follow the lists' order.
 /// Indices are int64, or int32 when `int32` (records keep intp; CSR offsets only while the
-/// entries' count fits in them too, else int64 throughout). Runs without the GIL, on `threads`
-/// threads but for the counting sort of a CSR of lists that are columns. Raises ValueError for
-/// `int32` with 2^31 rows or columns or more.
+/// entries' count fits in them too, else int64 throughout). Runs without the GIL on `threads`
+/// threads (a CSR of lists that are columns on at most kMaxTransposeThreads, transpose_csr.hpp).
+/// Raises ValueError for `int32` with 2^31 rows or columns or more.
 py::object distance_entries(const NeighborLists& lists, std::size_t indexed_points,
                             bool lists_are_columns, bool diagonal, EntryLayout layout, bool int32,
                             int threads);
