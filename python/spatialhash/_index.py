@@ -274,8 +274,7 @@ class Index:
         kinds = ("coo_matrix", "csr_matrix", "dok_matrix", "dict", "ndarray")
         check_choice(output_type, "output_type", kinds)
         radius = as_radius(max_distance, self.radius, "max_distance")
-        self_matrix = other is None or other is self
-        flat = None if self_matrix else self._other_points(other)
+        flat = None if other is None or other is self else self._other_points(other)
         columns = self.n if flat is None else len(flat)
         # The entries are written once, in C++, in the layout the output takes: the structured
         # array itself, CSR arrays for csr_matrix, COO arrays for the rest; int64 indices for the

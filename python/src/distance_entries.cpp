@@ -2,6 +2,7 @@
 #include "distance_entries.hpp"
 
 #include "../../src/threads.hpp"
+#include "numpy_out.hpp"
 #include "transpose_csr.hpp"
 
 #include <algorithm>
@@ -14,9 +15,6 @@
 namespace spatialhash::python {
 
 namespace {
-
-/// Below this many entries the loop is not worth waking threads for.
-constexpr std::int64_t kParallelEntries = 1 << 16;
 
 /// One entry of the structured array: NumPy's fields i and j are intp, which this is.
 struct Record {
@@ -51,7 +49,7 @@ void for_each_entry(const NeighborLists& lists, bool lists_are_columns, bool dia
   const auto rows = static_cast<std::int64_t>(lists.offsets.empty() ? 0 : lists.offsets.size() - 1);
   const auto entries = static_cast<std::int64_t>(lists.indices.size()) + (diagonal ? rows : 0);
   py::gil_scoped_release nogil;
-  detail::parallel_region(entries > kParallelEntries ? threads : 1, [&] {
+  detail::parallel_region(threads_for_entries(entries, threads), [&] {
 #pragma omp for schedule(static) nowait
     for (std::int64_t q = 0; q < rows; ++q) {
       std::size_t at = lists.offsets[q] + (diagonal ? static_cast<std::size_t>(q) : 0);
@@ -123,7 +121,7 @@ py::tuple csr_arrays(const NeighborLists& lists, std::size_t matrix_rows, bool l
     const std::size_t lists_rows = lists.offsets.size() - 1;  // offsets begin at 0: never empty
     transpose_csr(
         lists.offsets, lists.indices, lists_rows, matrix_rows,
-        static_cast<std::int64_t>(count) > kParallelEntries ? threads : 1,
+        threads_for_entries(static_cast<std::int64_t>(count), threads),
         [=](std::size_t i, std::size_t offset) { starts[i] = static_cast<Index>(offset); },
         [&](std::size_t at, std::size_t q, std::size_t k) {
           columns[at] = static_cast<Index>(q);

@@ -17,9 +17,6 @@ namespace spatialhash::python {
 
 namespace {
 
-/// Below this many elements a conversion loop is not worth waking threads for.
-constexpr std::int64_t kParallelThreshold = 1 << 16;
-
 /// A 1-D NumPy array over the memory of `values`, which moves into a capsule that the array
 /// keeps alive: the data is never copied.
 /// With `columns` > 1, the array has shape (size / columns, columns).
@@ -118,7 +115,7 @@ py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int thread
   std::int64_t* dst = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-    detail::parallel_region(m > kParallelThreshold ? threads : 1, [&] {
+    detail::parallel_region(threads_for_entries(m, threads), [&] {
 #pragma omp for schedule(static) nowait
       for (std::int64_t k = 0; k < m; ++k) {
         dst[2 * k] = pairs[k].first;
@@ -135,7 +132,7 @@ py::array_t<std::int64_t> indices_to_numpy(std::span<const index_t> indices, int
   std::int64_t* dst = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-    detail::parallel_region(m > kParallelThreshold ? threads : 1, [&] {
+    detail::parallel_region(threads_for_entries(m, threads), [&] {
 #pragma omp for schedule(static) nowait
       for (std::int64_t k = 0; k < m; ++k) {
         dst[k] = indices[k] == kNoNeighbor ? std::int64_t{-1} : std::int64_t{indices[k]};

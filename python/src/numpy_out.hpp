@@ -16,6 +16,13 @@ namespace spatialhash::python {
 
 namespace py = pybind11;
 
+/// The threads a loop over `entries` result entries takes: `threads` from 2^16 entries, else one
+/// (below that, waking threads costs more than the loop).
+inline int threads_for_entries(std::int64_t entries, int threads) {
+  constexpr std::int64_t kParallelEntries = 1 << 16;
+  return entries > kParallelEntries ? threads : 1;
+}
+
 /// (m, 2) int64 array, one pair per row, first < second.
 py::array_t<std::int64_t> pairs_to_numpy(std::span<const Pair> pairs, int threads);
 

@@ -177,8 +177,8 @@ class PyIndex {
 
   /// The entries of the index's sparse distance matrix with itself, in `layout`
   /// (distance_entries.hpp): the sorted neighbor lists with distances (each pair's distance in
-  /// both of its rows, so the matrix is symmetric in a periodic box too), each row preceded by
-  /// its diagonal entry.
+  /// both of its rows, so the matrix is symmetric in a periodic box too) and each row's diagonal
+  /// entry, rows ascending.
   py::object self_distance_entries(double radius, const std::string& layout, bool int32) const {
     const EntryLayout parsed = parse_entry_layout(layout);
     std::size_t points = 0;  // the index's size at the search (an update() may follow)

@@ -4,16 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "numpy_out.hpp"
 #include "transpose_csr.hpp"
 
 namespace spatialhash::python {
-
-namespace {
-
-/// Below this many entries the transposition is not worth waking threads for.
-constexpr std::int64_t kParallelEntries = 1 << 16;
-
-}  // namespace
 
 py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices, std::int64_t columns,
                          int threads) {
@@ -53,7 +47,7 @@ py::tuple transpose_rows(const Int64Array& offsets, const Int64Array& indices, s
     py::gil_scoped_release nogil;
     transpose_csr(
         in_offsets, in_indices, static_cast<std::size_t>(rows), static_cast<std::size_t>(columns),
-        entries > kParallelEntries ? threads : 1,
+        threads_for_entries(entries, threads),
         [=](std::size_t c, std::size_t offset) { starts[c] = static_cast<std::int64_t>(offset); },
         [=](std::size_t at, std::size_t q, std::size_t) {
           transposed[at] = static_cast<std::int64_t>(q);
