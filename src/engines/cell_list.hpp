@@ -717,7 +717,7 @@ class CellList final : public EngineBase<Dim, T> {
                 if (!half) return tested;
                 // Pairs once: each pair from its point at the lower sorted position, so only
                 // the candidates after the block's first query.
-                later = tested.from(own + p0 + 1);
+                later.clip(tested, own + p0 + 1);
                 return later;
               },
               [&](std::uint32_t p, std::uint32_t id) {
@@ -917,7 +917,7 @@ class CellList final : public EngineBase<Dim, T> {
             block.skip[q] = p0 + static_cast<std::uint32_t>(q);
           }
           if (!after) return all;
-          later = all.from(p0 + 1);  // the candidates after the block's first query
+          later.clip(all, p0 + 1);  // the candidates after the block's first query
           return later;
         },
         [&](std::uint32_t p, std::uint32_t id) {

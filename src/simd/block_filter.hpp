@@ -59,20 +59,18 @@ struct CandidateRuns {
       run[static_cast<std::size_t>(count++)] = CandidateRun{begin, end};
     }
   }
-  /// The same runs with every candidate index below `from` left out. Without a branch, the
-  /// count in a register: each run is written, then kept by advancing past it when not empty
-  /// (a half search clips once per filter block; through add() the count went to memory and
-  /// back on every run).
-  CandidateRuns from(std::uint32_t from) const {
-    CandidateRuns clipped;
+  /// Sets these runs to `runs` with every candidate index below `from` left out, in place (no
+  /// temporary to copy: a half search clips once per filter block). Without a branch, the count
+  /// in a register: each run is written, then kept by advancing past it when not empty (through
+  /// add() the count went to memory and back on every run).
+  void clip(const CandidateRuns& runs, std::uint32_t from) {
     int kept = 0;
-    for (int i = 0; i < count; ++i) {
-      const CandidateRun r{std::max(run[i].begin, from), run[i].end};
-      clipped.run[static_cast<std::size_t>(kept)] = r;
+    for (int i = 0; i < runs.count; ++i) {
+      const CandidateRun r{std::max(runs.run[i].begin, from), runs.run[i].end};
+      run[static_cast<std::size_t>(kept)] = r;
       kept += r.begin < r.end ? 1 : 0;
     }
-    clipped.count = kept;
-    return clipped;
+    count = kept;
   }
   /// Candidates in all runs.
   std::uint32_t size() const {
