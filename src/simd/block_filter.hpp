@@ -59,10 +59,12 @@ struct CandidateRuns {
       run[static_cast<std::size_t>(count++)] = CandidateRun{begin, end};
     }
   }
-  /// Sets these runs to `runs` with every candidate index below `from` left out, in place (no
-  /// temporary to copy: a half search clips once per filter block). Without a branch, the count
-  /// in a register: each run is written, then kept by advancing past it when not empty (through
-  /// add() the count went to memory and back on every run).
+  /// Sets these runs to `runs` with every candidate index below `from` left out (`runs` may be
+  /// these runs: each is read before any is written over it). In place, no temporary to copy (a
+  /// half search clips once per filter block), and without a branch, the count in a register:
+  /// each run is written, then kept by advancing past it when not empty (through add() the count
+  /// went to memory and back on every run). Pairs 1.05-1.28x (docs/benchmarks.md, seventy-seventh
+  /// session).
   void clip(const CandidateRuns& runs, std::uint32_t from) {
     int kept = 0;
     for (int i = 0; i < runs.count; ++i) {
