@@ -245,6 +245,10 @@ class CellList final : public EngineBase<Dim, T> {
   struct Search {
     FloatBand band;
     double r2;
+    /// For searches of sorted positions on a column-order layout: the identity (positions[s] ==
+    /// s, one per point), which the column search reads as the candidates' ids in place of the
+    /// layout's `order`, so that it reports sorted positions without gathering. Null otherwise.
+    const std::uint32_t* positions = nullptr;
   };
 
   /// Which stencil a cell search covers: all cells around it, or only those after it in memory
@@ -366,6 +370,10 @@ class CellList final : public EngineBase<Dim, T> {
 
   /// The caller's coordinates in sorted order: point order[p] at p, Dim values per point.
   ResultVector<T> sorted_copy() const;
+  /// `search` for a search of sorted positions (Ids::sorted_position): on a column-order layout
+  /// with Search::positions set to `identity`, filled here (4 bytes a point for the call), so that
+  /// the column search reports positions where the points lie instead of gathering its runs.
+  Search for_positions(const Search& search, ResultVector<std::uint32_t>& identity) const;
 
   // ---- Pairs (cell_list_pairs.cpp) ----
 
@@ -464,14 +472,15 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// search_cell() for every cell of block b, in order: in column order by search_columns()
-  /// but for a half search of sorted positions (pairs with distances: the column search would
-  /// gather a step's whole union, 36 cells for 2, where search_cell gathers a half stencil, about
-  /// 14 per cell; measured no faster, docs/benchmarks.md, fifty-third session), full stencils in
-  /// Z-order by groups (search_group()).
+  /// but for a half search of sorted positions without Search::positions (the column search
+  /// would gather a step's whole union, 36 cells for 2, where search_cell gathers a half stencil,
+  /// about 14 per cell; measured no faster, docs/benchmarks.md, fifty-third session; with the
+  /// identity it gathers nothing), full stencils in Z-order by groups (search_group()).
   template <class Emit>
   void search_block(std::int64_t b, Stencil stencil, Ids ids, const Search& search,
                     CellWork<Dim>& work, Emit&& emit) const {
-    if (layout_.columns && (stencil == Stencil::full || ids != Ids::sorted_position)) {
+    if (layout_.columns &&
+        (stencil == Stencil::full || ids != Ids::sorted_position || search.positions != nullptr)) {
       search_columns(b, stencil, ids, search, work, emit);
       return;
     }
@@ -572,11 +581,13 @@ class CellList final : public EngineBase<Dim, T> {
   /// part of the runs (z - 1 .. z + 1 or z .. z + 2); a block with queries of both cells, the
   /// whole runs (a third more candidates). The filter reads the layout's coordinates and
   /// original indices (`order`) in place; a search for sorted positions (Ids::sorted_position)
-  /// gathers the runs first. A run's cells come from column_slots: a few loads per column and
-  /// step, no search. A half search (pairs once; never with sorted positions: search_block)
-  /// tests each block against the candidates after its first query (the runs clipped there) and
-  /// each query against those after itself: a pair is found from its point at the lower sorted
-  /// position, whose runs hold the other. Against the gathered half stencil of search_cell
+  /// reads the identity (Search::positions) in place of `order`, or without it gathers the runs
+  /// first (pairs and lists with distances 1.07-1.8x faster in place, docs/benchmarks.md,
+  /// seventy-seventh session). A run's cells come from column_slots: a few loads per column and
+  /// step, no search. A half search (pairs once; with sorted positions only in place:
+  /// search_block) tests each block against the candidates after its first query (the runs clipped
+  /// there) and each query against those after itself: a pair is found from its point at the lower
+  /// sorted position, whose runs hold the other. Against the gathered half stencil of search_cell
   /// (`bench/alternate.py`, pairs, 1M points, 7 rounds): W2 1.07-1.17x, W3 1.02-1.14x, W1
   /// 1.09-1.15x (docs/benchmarks.md, fifty-third session). The full search against the group
   /// search on the same data (in-process A/B, 1M points, 2 threads): counts 1.08-1.27x as fast on
@@ -590,7 +601,7 @@ class CellList final : public EngineBase<Dim, T> {
                       CellWork<Dim>& work, Emit&& emit) const {
     if constexpr (Dim == 3) {
       const std::uint32_t begin = blocks_[b], end = blocks_[b + 1];
-      const bool gathered = ids == Ids::sorted_position;
+      const bool gathered = ids == Ids::sorted_position && search.positions == nullptr;
       const bool half = stencil == Stencil::half;  // never gathered: search_block()
       const auto& cell_z = layout_.cell_z;
       const auto& starts = layout_.cell_start;
@@ -604,7 +615,7 @@ class CellList final : public EngineBase<Dim, T> {
       const auto nz = static_cast<std::size_t>(layout_.dims[Dim - 1]);
       SoaView<Dim> in_place;
       for (int k = 0; k < Dim; ++k) in_place.axis[k] = layout_.axis[k].data();
-      in_place.ids = layout_.order.data();
+      in_place.ids = ids == Ids::sorted_position ? search.positions : layout_.order.data();
       CellWalk walk(layout_, begin);
       for (std::uint32_t c = begin; c < end;) {
         const auto at = walk.coord();
@@ -721,7 +732,7 @@ class CellList final : public EngineBase<Dim, T> {
                 return later;
               },
               [&](std::uint32_t p, std::uint32_t id) {
-                const index_t other = gathered ? layout_.order[id] : id;
+                const index_t other = ids == Ids::sorted_position ? layout_.order[id] : id;
                 return distance_squared(points, layout_.order[queries.begin + p], other) <=
                        search.r2;
               },

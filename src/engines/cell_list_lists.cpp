@@ -54,9 +54,11 @@ void CellList<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& r
 template <int Dim, class T>
 template <class Lists>
 void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) const {
-  const Search search{band_for(request.radius), request.radius * request.radius};
+  const Search asked{band_for(request.radius), request.radius * request.radius};
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const bool by_position = request.with_distances && !request.sorted;
+  ResultVector<std::uint32_t> identity;
+  const Search search = by_position ? for_positions(asked, identity) : asked;
   ResultVector<T> sorted_coords;
   RowPositions<Dim, T> positions;
   if (by_position) {
@@ -104,6 +106,22 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
 }
 
 template <int Dim, class T>
+typename CellList<Dim, T>::Search CellList<Dim, T>::for_positions(
+    const Search& search, ResultVector<std::uint32_t>& identity) const {
+  if (!layout_.columns) return search;
+  const std::size_t n = layout_.size();
+  sized_for_overwrite(identity, n);
+  const auto signed_n = static_cast<std::int64_t>(n);
+  parallel_region(own_search_threads(), [&] {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t s = 0; s < signed_n; ++s) identity[s] = static_cast<std::uint32_t>(s);
+  });
+  Search with = search;
+  with.positions = identity.data();
+  return with;
+}
+
+template <int Dim, class T>
 ResultVector<T> CellList<Dim, T>::sorted_copy() const {
   const auto& points = this->context_.points;
   const std::size_t n = layout_.size();
@@ -124,7 +142,9 @@ ResultVector<T> CellList<Dim, T>::sorted_copy() const {
   template void CellList<D, T>::neighbor_counts(double, std::span<index_t>) const;        \
   template void CellList<D, T>::neighbor_lists(const ListRequest&, NeighborLists&) const; \
   template void CellList<D, T>::neighbor_rows(const ListRequest&, NeighborRows&) const;   \
-  template ResultVector<T> CellList<D, T>::sorted_copy() const;
+  template ResultVector<T> CellList<D, T>::sorted_copy() const;                           \
+  template CellList<D, T>::Search CellList<D, T>::for_positions(                          \
+      const Search&, ResultVector<std::uint32_t>&) const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

@@ -53,14 +53,14 @@ PairList CellList<Dim, T>::pair_list(double radius, bool with_distances) const {
 }
 
 template <int Dim, class T>
-void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out,
+void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
                                            ResultVector<double>* distances) const {
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = own_search_threads();
   // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
   // nothing, but a request beyond the machine's memory could fail outright.
   constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
-  const std::size_t estimate = estimated_entries(search, Stencil::half, layout_.size());
+  const std::size_t estimate = estimated_entries(asked, Stencil::half, layout_.size());
   const std::size_t capacity = std::min(kMaxCapacity, room_for_estimate(estimate));
   out.allocate(capacity);
   // With `distances` (pair_list()): rows of sorted positions, measured from the sorted copy.
@@ -72,6 +72,8 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& search, PairOutput& out
     sorted = PointsView<Dim, T>(sorted_coords.data(), layout_.size());
     sized_for_overwrite(*distances, capacity);
   }
+  ResultVector<std::uint32_t> identity;
+  const Search search = measure ? for_positions(asked, identity) : asked;
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
   const index_t* order = measure ? layout_.order.data() : nullptr;
   std::atomic<std::size_t> cursor = 0;
