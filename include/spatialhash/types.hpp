@@ -284,7 +284,8 @@ struct ListOptions {
   /// Sort each point's list by neighbor index (otherwise the order is the engine's).
   bool sorted = false;
   /// Also return the distance of each neighbor. Unsorted, the default engine measures them from
-  /// a copy of the points in its own order, held during the call (Dim values per point).
+  /// a copy of the points in its own order, held during the call (Dim values per point; on 3D
+  /// lattices sorted by column, 4 bytes per point more: the positions its search reports).
   bool with_distances = false;
   /// Trade speed for memory. The default engine searches into per-thread buffers and then copies
   /// each row into place, so for a moment it holds the lists twice (up to 1 GiB of buffers).
