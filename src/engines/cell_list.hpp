@@ -582,7 +582,7 @@ class CellList final : public EngineBase<Dim, T> {
   /// whole runs (a third more candidates). The filter reads the layout's coordinates and
   /// original indices (`order`) in place; a search for sorted positions (Ids::sorted_position)
   /// reads the identity (Search::positions) in place of `order`, or without it gathers the runs
-  /// first (pairs and lists with distances 1.07-1.8x faster in place, docs/benchmarks.md,
+  /// first (pairs and lists with distances 1.02-1.8x faster in place, docs/benchmarks.md,
   /// seventy-seventh session). A run's cells come from column_slots: a few loads per column and
   /// step, no search. A half search (pairs once; with sorted positions only in place:
   /// search_block) tests each block against the candidates after its first query (the runs clipped
