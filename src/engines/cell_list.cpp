@@ -217,11 +217,13 @@ FloatBand CellList<Dim, T>::band_for(double radius) const {
 
 template <int Dim, class T>
 std::size_t CellList<Dim, T>::estimated_entries(const Search& search, Stencil stencil,
-                                                std::size_t rows, std::size_t max_samples) const {
+                                                std::size_t rows, EstimateUse use,
+                                                std::size_t max_samples) const {
   const std::size_t cells = layout_.cells();
-  // The estimate's error falls as one over the root of the samples: from 4096 cells on, their
-  // share of the search falls with the root of the cells too.
-  const auto root = static_cast<std::size_t>(4.0 * std::sqrt(static_cast<double>(cells)));
+  // The estimate's error falls as one over the root of the samples: from 4096 cells on (256 for
+  // room), their share of the search falls with the root of the cells too.
+  const double root_factor = use == EstimateUse::regions ? 4.0 : 1.0;
+  const auto root = static_cast<std::size_t>(root_factor * std::sqrt(static_cast<double>(cells)));
   const auto samples = static_cast<std::int64_t>(std::min(
       {cells, std::clamp(std::min(cells / kSampleShare, root), kMinSampleCells, kMaxSampleCells),
        max_samples}));
@@ -274,7 +276,7 @@ std::unique_ptr<EngineBase<Dim, T>> make_cell_list(const Context<Dim, T>& contex
   template void CellList<D, T>::update(const Context<D, T>&);                                 \
   template FloatBand CellList<D, T>::band_for(double) const;                                  \
   template std::size_t CellList<D, T>::estimated_entries(const Search&, Stencil, std::size_t, \
-                                                         std::size_t) const;                  \
+                                                         EstimateUse, std::size_t) const;     \
   template std::unique_ptr<EngineBase<D, T>> make_cell_list(const Context<D, T>&);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE

@@ -127,8 +127,11 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kBlockPoints = 4096;
   static constexpr std::uint32_t kBlocksPerThread = 16;
   static constexpr std::uint32_t kMinBlockPoints = 256;
-  /// Cells sampled by estimated_entries(): one in kSampleShare up to 4096 cells, 4 sqrt(cells)
-  /// beyond (the two meet at 256 samples), within [kMinSampleCells, kMaxSampleCells].
+  /// Cells sampled by estimated_entries(), always within [kMinSampleCells, kMaxSampleCells]: for
+  /// EstimateUse::regions one in kSampleShare up to 4096 cells, 4 sqrt(cells) beyond (the two
+  /// meet at 256 samples); for EstimateUse::room sqrt(cells) from 256 cells (one in kSampleShare
+  /// below): a quarter of regions' samples from 4096 to 65536 cells, W2's 140k cells at 1M points
+  /// 374 against 1024.
   static constexpr std::size_t kSampleShare = 16, kMinSampleCells = 32, kMaxSampleCells = 1024;
   /// Cross queries: the key pass works in chunks of kKeyChunk queries; the queries off the lattice
   /// are left out before the sort when they are more than one in kCompactBelow.
@@ -340,21 +343,28 @@ class CellList final : public EngineBase<Dim, T> {
   /// cancels in their differences.
   FloatBand band_for(double radius) const;
 
+  /// What an estimate of the output (estimated_entries()) sizes, which decides how close it must
+  /// come. `room`: outputs that take a slower path, never a wrong one, past their room, reserved
+  /// with a wide margin: the row buffers (collect_rows.hpp: twice a thread's share), the pairs
+  /// and cross queries' rows (room_for_estimate(): a quarter more and a margin). `regions`: the
+  /// regions of lists written in place, whose margin is a sixteenth (collect_rows_in_place.hpp):
+  /// an estimate a few percent low there makes the lists give up and count first.
+  enum class EstimateUse { room, regions };
+
   /// The number of neighbor-list entries (full stencil) or pairs (half) of `rows` rows, as their
   /// mean per point estimated from a count search of sampled cells, in parallel: cells picked in
-  /// proportion to their points (the cells holding evenly spaced sorted positions), one sample
-  /// per kSampleShare cells up to 4096 cells, 4 sqrt(cells) beyond, at least kMinSampleCells and
-  /// at most kMaxSampleCells, and at most `max_samples` (0: no sample, the estimate is 0). The
-  /// estimate sizes the row buffers, reserved with a wide margin (collect_rows.hpp), and the
-  /// regions of lists written in place, whose margin is a sixteenth (collect_rows_in_place.hpp). A
-  /// fixed 256 cells, searched on one thread, were a quarter of the cells of 10k points and a fifth
-  /// of their lists' time, and 0.07 ms of every cross query of a single position; at most 256
-  /// missed W3's 1M-point lists by -7% to +23% over eight seeds (an estimate 7% low made
+  /// proportion to their points (the cells holding evenly spaced sorted positions), as many as
+  /// kSampleShare's comment says for `use`, and at most `max_samples` (0: no sample, the estimate
+  /// is 0). A fixed 256 cells, searched on one thread, were a quarter of the cells of 10k points
+  /// and a fifth of their lists' time, and 0.07 ms of every cross query of a single position; at
+  /// most 256 missed W3's 1M-point lists by -7% to +23% over eight seeds (an estimate 7% low made
   /// low_memory's lists give up and count first: twice the time), 1024 by -5% to +4%; cells picked
   /// in proportion to their points, W3 at 100k by -3% to +2% against -11% to +28%, at 1M by -3% to
-  /// +2% (docs/benchmarks.md).
+  /// +2% (docs/benchmarks.md). The search of a sample costs about samples / cells of the whole
+  /// search: a sixteenth below 4096 cells for `regions`; `room`'s sqrt(cells) samples cost 1.8% of
+  /// a search of 10k sparse points (W6) instead of 6%.
   std::size_t estimated_entries(const Search& search, Stencil stencil, std::size_t rows,
-                                std::size_t max_samples = kMaxSampleCells) const;
+                                EstimateUse use, std::size_t max_samples = kMaxSampleCells) const;
 
   // ---- Counts and lists (cell_list_lists.cpp) ----
 

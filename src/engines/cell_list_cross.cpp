@@ -160,7 +160,7 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
   // buffer that needs more grows), sampled on at most a cell per kSampleShare queries, so that a
   // few queries are not outweighed by the sample.
   const std::size_t estimate =
-      estimated_entries(search, Stencil::full, slots, slots / kSampleShare);
+      estimated_entries(search, Stencil::full, slots, EstimateUse::room, slots / kSampleShare);
   collect_rows<CellWork<Dim>>(
       this->context_.threads, this->context_.points, units, query_of, m, estimate,
       [&](std::int64_t u) {

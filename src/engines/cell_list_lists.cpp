@@ -67,14 +67,24 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
   }
   const Ids row_ids = by_position ? Ids::sorted_position : Ids::original;
   const Stencil stencil = request.half ? Stencil::half : Stencil::full;
-  const std::size_t estimate = estimated_entries(search, stencil, layout_.size());
+  // Lists written in place (below) need the close estimate; row buffers take the cheaper one,
+  // unless it shows lists larger than the buffers may hold, which are then written in place too.
+  constexpr bool kInPlaceKind = std::is_same_v<Lists, NeighborLists>;
+  const std::size_t budget_entries = request.row_buffer_bytes / sizeof(index_t);
+  const bool in_place_asked = kInPlaceKind && !request.with_distances &&
+                              (request.low_memory || layout_.size() >= request.in_place_from_rows);
+  std::size_t estimate = estimated_entries(
+      search, stencil, layout_.size(), in_place_asked ? EstimateUse::regions : EstimateUse::room);
+  const bool in_place =
+      in_place_asked || (kInPlaceKind && !request.with_distances && estimate > budget_entries);
+  if (in_place && !in_place_asked) {
+    estimate = estimated_entries(search, stencil, layout_.size(), EstimateUse::regions);
+  }
   const auto run = [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
     search_block(b, stencil, count_only ? Ids::none : row_ids, search, work, emit);
   };
-  if constexpr (std::is_same_v<Lists, NeighborLists>) {
-    if (!request.with_distances &&
-        (request.low_memory || estimate > request.row_buffer_bytes / sizeof(index_t) ||
-         layout_.size() >= request.in_place_from_rows)) {
+  if constexpr (kInPlaceKind) {
+    if (in_place) {
       // Lists larger than the row buffers may take, lists of many points
       // (ListRequest::in_place_from_rows), or lists asked for without buffers: written into the
       // output itself and compacted there (collect_rows_in_place.hpp), each bucket's region

@@ -60,7 +60,8 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
   // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
   // nothing, but a request beyond the machine's memory could fail outright.
   constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
-  const std::size_t estimate = estimated_entries(asked, Stencil::half, layout_.size());
+  const std::size_t estimate =
+      estimated_entries(asked, Stencil::half, layout_.size(), EstimateUse::room);
   const std::size_t capacity = std::min(kMaxCapacity, room_for_estimate(estimate));
   out.allocate(capacity);
   // With `distances` (pair_list()): rows of sorted positions, measured from the sorted copy.
