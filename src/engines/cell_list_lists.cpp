@@ -70,13 +70,13 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
   // Lists written in place (below) need the close estimate; row buffers take the cheaper one,
   // unless it shows lists larger than the buffers may hold, which are then written in place too.
   constexpr bool kInPlaceKind = std::is_same_v<Lists, NeighborLists>;
+  const bool may_go_in_place = kInPlaceKind && !request.with_distances;
   const std::size_t budget_entries = request.row_buffer_bytes / sizeof(index_t);
-  const bool in_place_asked = kInPlaceKind && !request.with_distances &&
-                              (request.low_memory || layout_.size() >= request.in_place_from_rows);
+  const bool in_place_asked =
+      may_go_in_place && (request.low_memory || layout_.size() >= request.in_place_from_rows);
   std::size_t estimate = estimated_entries(
       search, stencil, layout_.size(), in_place_asked ? EstimateUse::regions : EstimateUse::room);
-  const bool in_place =
-      in_place_asked || (kInPlaceKind && !request.with_distances && estimate > budget_entries);
+  const bool in_place = in_place_asked || (may_go_in_place && estimate > budget_entries);
   if (in_place && !in_place_asked) {
     estimate = estimated_entries(search, stencil, layout_.size(), EstimateUse::regions);
   }
