@@ -4,8 +4,10 @@
 # (bench/ab_inprocess_main.cpp). Less noisy than alternating two processes (bench/alternate.py):
 # docs/benchmarks.md, "Noise".
 #
-#   bench/ab_inprocess.sh BEFORE WORKLOAD POINTS THREADS ROUNDS
+#   bench/ab_inprocess.sh BEFORE WORKLOAD POINTS THREADS ROUNDS [ORDER]
 #   bench/ab_inprocess.sh HEAD~1 W1 1000000 2 40
+#
+# ORDER is the points' order, shuffled (the default) or sorted (bench/workloads.hpp).
 #
 # Builds go to build-ab/ (BEFORE's library, the working tree's, the driver). Needs g++ and
 # OpenMP (scripts/setup.sh installs them). AB_AFTER_BUILD=DIR takes the working tree's library
@@ -13,8 +15,8 @@
 # its build-test). AB_BEFORE_BUILD_TYPE (default Release) is BEFORE's CMake build type: CI's run
 # (scripts/test.sh) builds it as Debug, which proves that build too and takes two thirds the time.
 set -euo pipefail
-if [ $# -ne 5 ]; then
-  sed -n '7,8p' "$0" | sed 's/^# *//' >&2
+if [ $# -ne 5 ] && [ $# -ne 6 ]; then
+  sed -n '7,10p' "$0" | sed 's/^# *//' >&2
   exit 2
 fi
 cd "$(dirname "$0")/.."

@@ -60,10 +60,16 @@ Figures run_rounds(const bench::Workload& workload, int threads, long rounds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s WORKLOAD POINTS THREADS ROUNDS\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s WORKLOAD POINTS THREADS ROUNDS [shuffled|sorted]\n", argv[0]);
     return 2;
   }
+  const std::string order_name = argc == 6 ? argv[5] : "shuffled";
+  if (order_name != "shuffled" && order_name != "sorted") {
+    std::fprintf(stderr, "ORDER must be shuffled or sorted, not '%s'\n", order_name.c_str());
+    return 2;
+  }
+  const auto order = order_name == "sorted" ? bench::Order::sorted : bench::Order::shuffled;
   const std::string key = argv[1];
   const long points = std::atol(argv[2]), threads = std::atol(argv[3]), rounds = std::atol(argv[4]);
   if (points < 1 || threads < 1 || rounds < 1) {
@@ -77,7 +83,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", error.what());
     return 2;
   }
-  bench::apply_order(workload, bench::Order::shuffled, 1);
+  bench::apply_order(workload, order, 1);
   Figures figures;
   try {
     figures = run_rounds(workload, static_cast<int>(threads), rounds);
@@ -85,8 +91,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "a run failed: %s\n", error.what());
     return 1;
   }
-  std::printf("%s, %zu points, %ld threads, %ld rounds; ms, minimum / median; before / after\n",
-              key.c_str(), workload.size(), threads, rounds);
+  std::printf("%s, %zu points %s, %ld threads, %ld rounds; ms, minimum / median; before / after\n",
+              key.c_str(), workload.size(), order_name.c_str(), threads, rounds);
   bool agree = true;
   for (int op = 0; op < kOps; ++op) {
     for (auto& side : figures.ms) std::sort(side[op].begin(), side[op].end());

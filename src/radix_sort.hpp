@@ -5,13 +5,16 @@
 // and half the write streams per pass, which is what keeps the scatter fast once the arrays
 // outgrow the caches), sorted by the top digit over the whole array and then bucket by bucket
 // (sort_top_digit_first) when they are many, optionally moving a caller's data of each record
-// with it in that one pass over the whole array (sort_top_digit_first_carrying).
+// with it in that one pass over the whole array (sort_top_digit_first_carrying). Every counting
+// pass walks its records in lanes (LanedPass), four where they come in spatial order.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -56,6 +59,141 @@ struct NoCarry {
   CarryNothing operator()(int /*thread*/) const { return {}; }
 };
 
+/// One counting pass in lanes: each thread's slice of records [begin, end) is cut into kLanes
+/// consecutive lanes, each with its own counts (then write cursors), and the lanes are walked
+/// side by side. Records that share a digit in a row (input in spatial order: the points of a
+/// cell come together) make one cursor's load, increment and store wait on the last; kLanes
+/// independent cursors overlap those waits (100k records of 18 bits in runs of 8 equal keys: 463
+/// us in one lane, 235 in four; docs/benchmarks.md). Prefix sums over the lanes in order (thread
+/// by thread, lane by lane within it: to_cursors) keep the pass stable.
+template <std::size_t kLanes>
+struct LanedPass {
+  /// Adds the digit at `shift` (`mask` its values) of thread `t`'s records to its lanes' counts:
+  /// counts[(t * kLanes + l) * (mask + 1) + b].
+  template <class Key, class Count>
+  static void count(const Key* keys, std::size_t n, int shift, std::size_t mask, std::size_t t,
+                    std::size_t team, Count* counts) {
+    const Slice<Count> slice(n, t, team, mask + 1, counts);
+    slice.walk([&](Count* h, std::size_t i) { ++h[(keys[i] >> shift) & mask]; });
+  }
+
+  /// Turns the counts of every lane of a `team` of threads into write cursors, in place; with
+  /// `bucket_start`, also the position where each bucket begins, and the total after the last.
+  template <class Count>
+  static void to_cursors(Count* counts, std::size_t buckets, std::size_t team,
+                         std::size_t* bucket_start) {
+    Count sum = 0;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      if (bucket_start != nullptr) bucket_start[b] = sum;
+      for (std::size_t t = 0; t < team; ++t) {
+        for (std::size_t l = 0; l < kLanes; ++l) {
+          sum += std::exchange(counts[(t * kLanes + l) * buckets + b], sum);
+        }
+      }
+    }
+    if (bucket_start != nullptr) bucket_start[buckets] = sum;
+  }
+
+  /// Moves thread `t`'s records (and their values, when not null) to the cursors that
+  /// to_cursors made of its counts, calling carry(i, dst) for each. Flattened: the build's carry
+  /// (its float writer) was otherwise called, not inlined, and 1M-point builds were slower.
+  template <class Key, class Value, class Count, class Carry>
+  [[gnu::flatten]] static void scatter(const Key* keys, Key* to_keys, const Value* values,
+                                       Value* to_values, std::size_t n, int shift, std::size_t mask,
+                                       std::size_t t, std::size_t team, Count* cursors,
+                                       Carry carry) {
+    const Slice<Count> slice(n, t, team, mask + 1, cursors);
+    // One loop per form.
+    if (values != nullptr) {
+      slice.walk([&](Count* h, std::size_t i) {
+        const Key key = keys[i];
+        const std::size_t dst = h[(key >> shift) & mask]++;
+        to_keys[dst] = key;
+        to_values[dst] = values[i];
+        carry(i, dst);
+      });
+    } else {
+      slice.walk([&](Count* h, std::size_t i) {
+        const Key key = keys[i];
+        const std::size_t dst = h[(key >> shift) & mask]++;
+        to_keys[dst] = key;
+        carry(i, dst);
+      });
+    }
+  }
+
+ private:
+  /// Thread t's lanes: their first records and counts (plain pointers: the increments could
+  /// otherwise alias 64-bit keys and force a reload of every operand).
+  template <class Count>
+  struct Slice {
+    Slice(std::size_t n, std::size_t t, std::size_t team, std::size_t buckets, Count* counts)
+        : end(n * (t + 1) / team) {
+      const std::size_t first = n * t / team;
+      lane_size = (end - first) / kLanes;
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        begin[l] = first + l * lane_size;
+        h[l] = counts + (t * kLanes + l) * buckets;
+      }
+    }
+    /// Calls visit(h, i) for each record i of each lane, h that lane's counts, the lanes side by
+    /// side. Every operand in a local: the visits store through pointers that could alias them.
+    template <class Visit>
+    void walk(Visit visit) const {
+      const std::array<std::size_t, kLanes> first = begin;
+      const std::array<Count*, kLanes> lane = h;
+      const std::size_t size = lane_size, last = end;
+      if constexpr (kLanes == 1) {
+        for (std::size_t i = first[0]; i < last; ++i) visit(lane[0], i);
+      } else {
+        for (std::size_t i = 0; i < size; ++i) {
+          for (std::size_t l = 0; l < kLanes; ++l) visit(lane[l], first[l] + i);
+        }
+        for (std::size_t i = first[kLanes - 1] + size; i < last; ++i) visit(lane[kLanes - 1], i);
+      }
+    }
+    std::array<std::size_t, kLanes> begin{};
+    std::array<Count*, kLanes> h{};
+    std::size_t lane_size = 0;
+    std::size_t end;
+  };
+};
+
+/// Calls pass(LanedPass<lanes>{}) for `lanes` of 1, 2 or 4.
+template <class Pass>
+void with_lanes(std::size_t lanes, Pass pass) {
+  if (lanes == 4) {
+    pass(LanedPass<4>{});
+  } else if (lanes == 2) {
+    pass(LanedPass<2>{});
+  } else {
+    pass(LanedPass<1>{});
+  }
+}
+
+/// The lanes of a pass (LanedPass) over `n` records, `per_thread` of them to a thread, each lane
+/// with `mask + 1` counts to clear and sum. Where neighbouring records often share the pass's
+/// digit (at least a quarter of `pairs` evenly spaced pairs: records in spatial order), 4 lanes,
+/// or 2 where a thread has fewer than 4 records per count of a lane (1 below 2). Records in random
+/// order take `random_lanes` (1 or 2) where a thread has at least 8 records per count, else 1:
+/// two streams of random digits overlap better than one (100k records of 18 bits sorted 1.07x as
+/// fast), but each lane is another write stream per bucket for every array the pass moves, and a
+/// pass that also carries three float arrays made 1M-point builds 1.2-1.4x slower with 2.
+template <class Key>
+std::size_t lanes_for_pass(const Key* keys, std::size_t n, int shift, std::size_t mask,
+                           std::size_t per_thread, std::size_t pairs, std::size_t random_lanes) {
+  const std::size_t buckets = mask + 1;
+  if (per_thread < 2 * buckets || n < 2) return 1;
+  pairs = std::min(pairs, n - 1);
+  const std::size_t step = (n - 1) / pairs;  // no division per pair: a bucket's passes sample too
+  std::size_t shared = 0;
+  for (std::size_t i = 0; i < pairs * step; i += step) {
+    shared += (((keys[i] ^ keys[i + 1]) >> shift) & mask) == 0 ? 1 : 0;
+  }
+  if (4 * shared >= pairs) return per_thread >= 4 * buckets ? 4 : 2;
+  return per_thread >= 8 * buckets ? random_lanes : 1;
+}
+
 /// The passes over `n` records: digit d of record i is bits [first_bit + d * digit_bits, ...) of
 /// keys[i]; values (when not null) move with their keys. The digits are as even as the pass count
 /// allows (18 bits: two passes of 9, not 11 + 7): fewer buckets scatter to fewer places at once.
@@ -64,7 +202,7 @@ struct NoCarry {
 /// last pass's buckets: bucket b holds positions [bucket_start[b], bucket_start[b + 1]).
 /// `carry_for(t)` makes thread t's carry, called as carry(i, dst) when the first pass moves
 /// record i (input order) to position dst: a caller's data of each record moved in the same
-/// sweep, read in input order.
+/// sweep, read in input order (a lane at a time, LanedPass).
 template <class Key, class Value, class CarryFor = NoCarry>
 int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_values, std::size_t n,
                 int first_bit, int key_bits, int threads, std::size_t* bucket_start = nullptr,
@@ -72,61 +210,40 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
   const int passes = passes_for(n, key_bits);
   const int digit_bits = (std::max(key_bits, 1) + passes - 1) / passes;
   const std::size_t buckets = std::size_t{1} << digit_bits;
+  const std::size_t mask = buckets - 1;
   // A thread per 8192 keys at most (two threads from 8192 keys instead of 65536 made the build
   // of 30k-60k points 10-12% faster; docs/benchmarks.md).
   threads = std::max(1, std::min<int>(threads, static_cast<int>(n / 8192) + 1));
-  // histogram[t * buckets + b]: keys of thread t's slice with digit b; turned into write cursors.
-  std::vector<std::size_t> histogram(static_cast<std::size_t>(threads) * buckets);
+  const auto per_thread = n / static_cast<std::size_t>(threads);
+  // counts[(t * lanes + l) * buckets + b]: records of lane l of thread t's slice with digit b;
+  // turned into write cursors.
+  std::vector<std::size_t> counts;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
-    std::fill(histogram.begin(), histogram.end(), std::size_t{0});
+    // Keys alone: no values, and no carry (the first pass's only).
+    const bool keys_alone = values == nullptr && (pass > 0 || std::is_same_v<CarryFor, NoCarry>);
+    const std::size_t lanes =
+        lanes_for_pass(keys, n, shift, mask, per_thread, 64, keys_alone ? 2 : 1);
+    counts.assign(static_cast<std::size_t>(threads) * lanes * buckets, 0);
     parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
       const auto t = static_cast<std::size_t>(thread_id());
-      const std::size_t begin = n * t / team, end = n * (t + 1) / team;
-      std::size_t* h = histogram.data() + t * buckets;
-      for (std::size_t i = begin; i < end; ++i) ++h[(keys[i] >> shift) & (buckets - 1)];
+      with_lanes(lanes, [&](auto laned) {
+        using Pass = decltype(laned);
+        Pass::count(keys, n, shift, mask, t, team, counts.data());
 #pragma omp barrier
 #pragma omp single
-      {
-        std::size_t sum = 0;
-        for (std::size_t b = 0; b < buckets; ++b) {
-          if (bucket_start != nullptr && pass == passes - 1) bucket_start[b] = sum;
-          for (std::size_t u = 0; u < team; ++u) {
-            const std::size_t c = histogram[u * buckets + b];
-            histogram[u * buckets + b] = sum;
-            sum += c;
-          }
-        }
-        if (bucket_start != nullptr && pass == passes - 1) bucket_start[buckets] = sum;
-      }
-      // Plain pointers (the cursor increments, size_t, could otherwise alias 64-bit keys and
-      // force a reload of every operand), and one loop per form; a carry only in the first pass.
-      const std::size_t mask = buckets - 1;
-      const auto scatter = [&](auto carry) {
-        if (values != nullptr) {
-          for (std::size_t i = begin; i < end; ++i) {
-            const Key key = keys[i];
-            const std::size_t dst = h[(key >> shift) & mask]++;
-            scratch_keys[dst] = key;
-            scratch_values[dst] = values[i];
-            carry(i, dst);
-          }
+        Pass::to_cursors(counts.data(), buckets, team, pass == passes - 1 ? bucket_start : nullptr);
+        // A carry only in the first pass.
+        if (pass == 0) {
+          Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team,
+                        counts.data(), carry_for(static_cast<int>(t)));
         } else {
-          for (std::size_t i = begin; i < end; ++i) {
-            const Key key = keys[i];
-            const std::size_t dst = h[(key >> shift) & mask]++;
-            scratch_keys[dst] = key;
-            carry(i, dst);
-          }
+          Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team,
+                        counts.data(), CarryNothing{});
         }
-      };
-      if (pass == 0) {
-        scatter(carry_for(static_cast<int>(t)));
-      } else {
-        scatter(CarryNothing{});
-      }
+      });
     });
     std::swap(keys, scratch_keys);
     std::swap(values, scratch_values);
@@ -134,8 +251,11 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
   return passes;
 }
 
+/// The counts sort_bucket needs: four lanes (LanedPass) of the widest digit.
+inline constexpr std::size_t kBucketCounts = std::size_t{4} << kMaxDigitBits;
+
 /// Sorts the `n` records at `from` by key bits [first_bit, first_bit + key_bits) into `to`, on
-/// this thread, stably; `counts` has 2^kMaxDigitBits entries. `from` is left in any order.
+/// this thread, stably; `counts` has kBucketCounts entries. `from` is left in any order.
 /// Short runs by insertion; others by LSD passes between the two arrays (digits no wider than
 /// the run needs), copied into `to` after an even number of them.
 template <class Record>
@@ -165,16 +285,18 @@ void sort_bucket(Record* from, Record* to, std::size_t n, int first_bit, int key
   const std::size_t buckets = std::size_t{1} << digit_bits;
   Record* source = from;
   Record* target = to;
+  const Record* no_values = nullptr;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
-    std::fill(counts, counts + buckets, std::uint32_t{0});
-    for (std::size_t i = 0; i < n; ++i) ++counts[(source[i] >> shift) & (buckets - 1)];
-    std::uint32_t sum = 0;
-    for (std::size_t b = 0; b < buckets; ++b) sum += std::exchange(counts[b], sum);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Record record = source[i];
-      target[counts[(record >> shift) & (buckets - 1)]++] = record;
-    }
+    const std::size_t lanes = lanes_for_pass(source, n, shift, buckets - 1, n, 32, 2);
+    std::fill(counts, counts + lanes * buckets, std::uint32_t{0});
+    with_lanes(lanes, [&](auto laned) {
+      using Pass = decltype(laned);
+      Pass::count(source, n, shift, buckets - 1, 0, 1, counts);
+      Pass::to_cursors(counts, buckets, 1, nullptr);
+      Pass::scatter(source, target, no_values, static_cast<Record*>(nullptr), n, shift, buckets - 1,
+                    0, 1, counts, CarryNothing{});
+    });
     std::swap(source, target);
   }
   if (source != to) std::copy(source, source + n, to);
@@ -239,7 +361,7 @@ template <class Record>
 void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int first_bit,
                           int key_bits, int threads) {
   const auto bucket_for = [&](int /*thread*/) {
-    return [&, counts = std::vector<std::uint32_t>(std::size_t{1} << kMaxDigitBits)](
+    return [&, counts = std::vector<std::uint32_t>(kBucketCounts)](
                std::size_t first, std::size_t count, int low_bits) mutable {
       sort_bucket(scratch + first, records + first, count, first_bit, low_bits, counts.data());
     };
@@ -309,7 +431,7 @@ void sort_top_digit_first_carrying(Record* records, Record* scratch, std::size_t
           values[j] = static_cast<std::uint32_t>(bucket[j]);
           bucket[j] = (bucket[j] & kKeyBits) | j;
         }
-        counts.resize(std::size_t{1} << kMaxDigitBits);
+        counts.resize(kBucketCounts);
         sort_bucket(bucket, sorted, count, first_bit, low_bits, counts.data());
         for (std::size_t s = 0; s < count; ++s) {
           const auto j = static_cast<std::uint32_t>(sorted[s]);

@@ -4,7 +4,8 @@
 // more, top_digit_first_pays: here 100003 records of 12 bits) and LSD otherwise, in one counting
 // pass where the keys are narrow against the records (kOnePassMaxBits: 20011 records of 12 and 13
 // bits, not 14); the top-digit-first sort is also tested on its own, and in the form that carries
-// each record's data.
+// each record's data. Every input comes in random order and in runs of equal keys (points in
+// spatial order), which the passes take in lanes (LanedPass).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,6 +31,24 @@ std::vector<std::uint64_t> random_keys(std::size_t n, int bits, std::uint64_t se
   return keys;
 }
 
+/// random_keys' values in runs of 1 to 16 equal keys, as points in spatial order come cell by
+/// cell: most neighbouring records share every digit, so the passes take them in lanes.
+std::vector<std::uint64_t> keys_in_runs(std::size_t n, int bits, std::uint64_t seed) {
+  const std::vector<std::uint64_t> values = random_keys(n, bits, seed);
+  std::mt19937_64 rng(seed + 1);
+  std::vector<std::uint64_t> keys;
+  keys.reserve(n);
+  for (std::size_t v = 0; keys.size() < n; ++v) {
+    keys.insert(keys.end(), std::min<std::size_t>(1 + rng() % 16, n - keys.size()), values[v]);
+  }
+  return keys;
+}
+
+/// Keys of `bits` bits in random order, or in runs.
+std::vector<std::uint64_t> test_keys(bool in_runs, std::size_t n, int bits, std::uint64_t seed) {
+  return in_runs ? keys_in_runs(n, bits, seed) : random_keys(n, bits, seed);
+}
+
 /// The stable order of `keys`: the index of the record at each sorted position.
 std::vector<std::uint32_t> stable_order(const std::vector<std::uint64_t>& keys) {
   std::vector<std::uint32_t> order(keys.size());
@@ -44,18 +63,22 @@ std::vector<std::uint32_t> stable_order(const std::vector<std::uint64_t>& keys) 
 /// threads.
 template <class Sort>
 void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, Sort sort) {
-  for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
-                          std::size_t{100003}}) {
-      for (int bits : widths) {
-        SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
-        const auto input = random_keys(n, bits, seed + n + static_cast<std::uint64_t>(bits));
-        ResultVector<std::uint64_t> records(n), scratch;
-        for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
-        sort(records, scratch, bits, threads);
-        const std::vector<std::uint32_t> expected = stable_order(input);
-        for (std::size_t s = 0; s < n; ++s) {
-          ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
+  for (const bool in_runs : {false, true}) {
+    for (int threads : {1, 2}) {
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
+                            std::size_t{100003}}) {
+        for (int bits : widths) {
+          SCOPED_TRACE(::testing::Message() << (in_runs ? "runs, " : "random, ") << threads
+                                            << " threads, n " << n << ", " << bits);
+          const auto input =
+              test_keys(in_runs, n, bits, seed + n + static_cast<std::uint64_t>(bits));
+          ResultVector<std::uint64_t> records(n), scratch;
+          for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
+          sort(records, scratch, bits, threads);
+          const std::vector<std::uint32_t> expected = stable_order(input);
+          for (std::size_t s = 0; s < n; ++s) {
+            ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
+          }
         }
       }
     }
@@ -63,25 +86,51 @@ void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, So
 }
 
 TEST(RadixSort, PairsMatchAStableSort) {
-  for (int threads : {1, 2}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
-                          std::size_t{100003}}) {
-      for (int bits : {1, 9, 12, 13, 14, 18, 21, 33, 40, 63}) {
-        SCOPED_TRACE(::testing::Message() << threads << " threads, n " << n << ", " << bits);
-        const auto input = random_keys(n, bits, 7 + n + static_cast<std::uint64_t>(bits));
-        ResultVector<std::uint64_t> keys(input.begin(), input.end()), scratch_keys;
-        ResultVector<std::uint32_t> values(n), scratch_values;
-        for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<std::uint32_t>(i);
-        spatialhash::detail::radix_sort_pairs(keys, values, bits, threads, scratch_keys,
-                                              scratch_values);
-        const std::vector<std::uint32_t> expected = stable_order(input);
-        for (std::size_t s = 0; s < n; ++s) {
-          ASSERT_EQ(values[s], expected[s]) << "position " << s;
-          ASSERT_EQ(keys[s], input[expected[s]]) << "position " << s;
+  for (const bool in_runs : {false, true}) {
+    for (int threads : {1, 2}) {
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
+                            std::size_t{100003}}) {
+        for (int bits : {1, 9, 12, 13, 14, 18, 21, 33, 40, 63}) {
+          SCOPED_TRACE(::testing::Message() << (in_runs ? "runs, " : "random, ") << threads
+                                            << " threads, n " << n << ", " << bits);
+          const auto input = test_keys(in_runs, n, bits, 7 + n + static_cast<std::uint64_t>(bits));
+          ResultVector<std::uint64_t> keys(input.begin(), input.end()), scratch_keys;
+          ResultVector<std::uint32_t> values(n), scratch_values;
+          for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<std::uint32_t>(i);
+          spatialhash::detail::radix_sort_pairs(keys, values, bits, threads, scratch_keys,
+                                                scratch_values);
+          const std::vector<std::uint32_t> expected = stable_order(input);
+          for (std::size_t s = 0; s < n; ++s) {
+            ASSERT_EQ(values[s], expected[s]) << "position " << s;
+            ASSERT_EQ(keys[s], input[expected[s]]) << "position " << s;
+          }
         }
       }
     }
   }
+}
+
+// Records in runs of equal keys take four lanes where a thread's records are at least four
+// times a lane's counts, two from twice, one below; in random order two (where the pass may) from
+// eight times, else one (lanes_for_pass). The tests above sort both orders at every size.
+TEST(RadixSort, LanesWhereNeighbouringRecordsShareTheDigit) {
+  namespace radix = spatialhash::detail::radix_detail;
+  const auto lanes = [](const std::vector<std::uint64_t>& keys, std::size_t per_thread,
+                        std::size_t random_lanes) {
+    return radix::lanes_for_pass(keys.data(), keys.size(), 0, 511, per_thread, 256, random_lanes);
+  };
+  const auto runs = keys_in_runs(100003, 18, 5);
+  const auto random = random_keys(100003, 18, 5);
+  EXPECT_EQ(lanes(runs, 100003, 1), 4u);
+  EXPECT_EQ(lanes(runs, 2048, 2), 4u);
+  EXPECT_EQ(lanes(runs, 2047, 2), 2u);
+  EXPECT_EQ(lanes(runs, 1024, 2), 2u);
+  EXPECT_EQ(lanes(runs, 1023, 2), 1u);
+  EXPECT_EQ(lanes(random, 100003, 2), 2u);
+  EXPECT_EQ(lanes(random, 100003, 1), 1u);
+  EXPECT_EQ(lanes(random, 4096, 2), 2u);
+  EXPECT_EQ(lanes(random, 4095, 2), 1u);
+  EXPECT_EQ(radix::lanes_for_pass(runs.data(), 1, 0, 511, 4096, 256, 2), 1u);
 }
 
 // The sizes above reach the one counting pass (20011 records of 12 and 13 bits) and miss it on
