@@ -74,7 +74,7 @@ struct LanedPass {
   static void count(const Key* keys, std::size_t n, int shift, std::size_t mask, std::size_t t,
                     std::size_t team, Count* counts) {
     const Slice<Count> slice(n, t, team, mask + 1, counts);
-    slice.walk([&](Count* h, std::size_t i) { ++h[(keys[i] >> shift) & mask]; });
+    slice.walk([keys, shift, mask](Count* h, std::size_t i) { ++h[(keys[i] >> shift) & mask]; });
   }
 
   /// Turns the counts of every lane of a `team` of threads into write cursors, in place; with
@@ -103,9 +103,10 @@ struct LanedPass {
                                        std::size_t t, std::size_t team, Count* cursors,
                                        Carry carry) {
     const Slice<Count> slice(n, t, team, mask + 1, cursors);
-    // One loop per form.
+    // One loop per form; operands captured by value (by reference, GCC reloaded the target's
+    // address from the stack for every record: 4M records of 20 bits sorted 1.1x slower).
     if (values != nullptr) {
-      slice.walk([&](Count* h, std::size_t i) {
+      slice.walk([keys, to_keys, values, to_values, shift, mask, &carry](Count* h, std::size_t i) {
         const Key key = keys[i];
         const std::size_t dst = h[(key >> shift) & mask]++;
         to_keys[dst] = key;
@@ -113,7 +114,7 @@ struct LanedPass {
         carry(i, dst);
       });
     } else {
-      slice.walk([&](Count* h, std::size_t i) {
+      slice.walk([keys, to_keys, shift, mask, &carry](Count* h, std::size_t i) {
         const Key key = keys[i];
         const std::size_t dst = h[(key >> shift) & mask]++;
         to_keys[dst] = key;
@@ -171,27 +172,40 @@ void with_lanes(std::size_t lanes, Pass pass) {
   }
 }
 
+/// A thread's keys up to which records in random order may take two lanes (lanes_for_pass).
+inline constexpr std::size_t kRandomLanesBytes = std::size_t{4} << 20;
+
 /// The lanes of a pass (LanedPass) over `n` records, `per_thread` of them to a thread, each lane
 /// with `mask + 1` counts to clear and sum. Where neighbouring records often share the pass's
-/// digit (at least a quarter of `pairs` evenly spaced pairs: records in spatial order), 4 lanes,
+/// digit (at least a quarter of the pairs in `groups` evenly spaced runs of 8 pairs: records in
+/// spatial order; the whole array's passes take 8 runs, a bucket's its first, which its count
+/// reads next: a second run, in its middle, made 4M-point sorts 6% slower), 4 lanes,
 /// or 2 where a thread has fewer than 4 records per count of a lane (1 below 2). Records in random
-/// order take `random_lanes` (1 or 2) where a thread has at least 8 records per count, else 1:
-/// two streams of random digits overlap better than one (100k records of 18 bits sorted 1.07x as
-/// fast), but each lane is another write stream per bucket for every array the pass moves, and a
-/// pass that also carries three float arrays made 1M-point builds 1.2-1.4x slower with 2.
+/// order take `random_lanes` (1 or 2) where a thread has at least 8 records per count and its
+/// keys fit kRandomLanesBytes, else 1: two streams of random digits overlap better than one (100k
+/// records of 18 bits sorted 1.07x as fast), but each lane is another write stream per bucket for
+/// every array the pass moves: a pass that also carried three float arrays made 1M-point builds
+/// 1.2-1.4x slower with 2, and 4M keys alone of 20 bits (2M a thread) sorted 1.5x slower.
 template <class Key>
 std::size_t lanes_for_pass(const Key* keys, std::size_t n, int shift, std::size_t mask,
-                           std::size_t per_thread, std::size_t pairs, std::size_t random_lanes) {
+                           std::size_t per_thread, std::size_t groups, std::size_t random_lanes) {
   const std::size_t buckets = mask + 1;
   if (per_thread < 2 * buckets || n < 2) return 1;
-  pairs = std::min(pairs, n - 1);
-  const std::size_t step = (n - 1) / pairs;  // no division per pair: a bucket's passes sample too
+  // `groups` evenly spaced runs of kPairsPerGroup neighbouring pairs: one cache line or two each.
+  constexpr std::size_t kPairsPerGroup = 8;
+  const std::size_t pairs_per_group = std::min(kPairsPerGroup, n - 1);
+  groups = std::min(groups, (n - 1) / pairs_per_group);
+  const std::size_t step = (n - 1) / groups;
   std::size_t shared = 0;
-  for (std::size_t i = 0; i < pairs * step; i += step) {
-    shared += (((keys[i] ^ keys[i + 1]) >> shift) & mask) == 0 ? 1 : 0;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const Key* first = keys + g * step;
+    for (std::size_t i = 0; i < pairs_per_group; ++i) {
+      shared += (((first[i] ^ first[i + 1]) >> shift) & mask) == 0 ? 1 : 0;
+    }
   }
-  if (4 * shared >= pairs) return per_thread >= 4 * buckets ? 4 : 2;
-  return per_thread >= 8 * buckets ? random_lanes : 1;
+  if (4 * shared >= groups * pairs_per_group) return per_thread >= 4 * buckets ? 4 : 2;
+  const bool in_cache = per_thread * sizeof(Key) <= kRandomLanesBytes;
+  return per_thread >= 8 * buckets && in_cache ? random_lanes : 1;
 }
 
 /// The passes over `n` records: digit d of record i is bits [first_bit + d * digit_bits, ...) of
@@ -223,7 +237,7 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
     // Keys alone: no values, and no carry (the first pass's only).
     const bool keys_alone = values == nullptr && (pass > 0 || std::is_same_v<CarryFor, NoCarry>);
     const std::size_t lanes =
-        lanes_for_pass(keys, n, shift, mask, per_thread, 64, keys_alone ? 2 : 1);
+        lanes_for_pass(keys, n, shift, mask, per_thread, 8, keys_alone ? 2 : 1);
     counts.assign(static_cast<std::size_t>(threads) * lanes * buckets, 0);
     parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
@@ -288,9 +302,11 @@ void sort_bucket(Record* from, Record* to, std::size_t n, int first_bit, int key
   const Record* no_values = nullptr;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
-    const std::size_t lanes = lanes_for_pass(source, n, shift, buckets - 1, n, 32, 2);
+    const std::size_t lanes = lanes_for_pass(source, n, shift, buckets - 1, n, 1, 2);
     std::fill(counts, counts + lanes * buckets, std::uint32_t{0});
-    with_lanes(lanes, [&](auto laned) {
+    // By value: the source and target swap every pass, and held by reference their addresses
+    // were reloaded from the stack for every record.
+    with_lanes(lanes, [source, target, n, shift, buckets, counts, no_values](auto laned) {
       using Pass = decltype(laned);
       Pass::count(source, n, shift, buckets - 1, 0, 1, counts);
       Pass::to_cursors(counts, buckets, 1, nullptr);

@@ -117,7 +117,7 @@ TEST(RadixSort, LanesWhereNeighbouringRecordsShareTheDigit) {
   namespace radix = spatialhash::detail::radix_detail;
   const auto lanes = [](const std::vector<std::uint64_t>& keys, std::size_t per_thread,
                         std::size_t random_lanes) {
-    return radix::lanes_for_pass(keys.data(), keys.size(), 0, 511, per_thread, 256, random_lanes);
+    return radix::lanes_for_pass(keys.data(), keys.size(), 0, 511, per_thread, 8, random_lanes);
   };
   const auto runs = keys_in_runs(100003, 18, 5);
   const auto random = random_keys(100003, 18, 5);
@@ -130,7 +130,7 @@ TEST(RadixSort, LanesWhereNeighbouringRecordsShareTheDigit) {
   EXPECT_EQ(lanes(random, 100003, 1), 1u);
   EXPECT_EQ(lanes(random, 4096, 2), 2u);
   EXPECT_EQ(lanes(random, 4095, 2), 1u);
-  EXPECT_EQ(radix::lanes_for_pass(runs.data(), 1, 0, 511, 4096, 256, 2), 1u);
+  EXPECT_EQ(radix::lanes_for_pass(runs.data(), 1, 0, 511, 4096, 8, 2), 1u);
 }
 
 // The sizes above reach the one counting pass (20011 records of 12 and 13 bits) and miss it on
