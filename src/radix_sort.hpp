@@ -5,8 +5,9 @@
 // and half the write streams per pass, which is what keeps the scatter fast once the arrays
 // outgrow the caches), sorted by the top digit over the whole array and then bucket by bucket
 // (sort_top_digit_first) when they are many, optionally moving a caller's data of each record
-// with it in that one pass over the whole array (sort_top_digit_first_carrying). Every counting
-// pass walks its records in lanes (LanedPass), four where they come in spatial order.
+// with it in that one pass over the whole array (sort_top_digit_first_carrying). The passes walk
+// their records in lanes (LanedPass), four where they come in spatial order (the carrying sort's
+// one-pass buckets excepted: it takes records in random order only).
 #pragma once
 
 #include <algorithm>
@@ -194,7 +195,7 @@ std::size_t lanes_for_pass(const Key* keys, std::size_t n, int shift, std::size_
   // `groups` evenly spaced runs of kPairsPerGroup neighbouring pairs: one cache line or two each.
   constexpr std::size_t kPairsPerGroup = 8;
   const std::size_t pairs_per_group = std::min(kPairsPerGroup, n - 1);
-  groups = std::min(groups, (n - 1) / pairs_per_group);
+  groups = std::clamp<std::size_t>(groups, 1, (n - 1) / pairs_per_group);
   const std::size_t step = (n - 1) / groups;
   std::size_t shared = 0;
   for (std::size_t g = 0; g < groups; ++g) {

@@ -131,6 +131,8 @@ TEST(RadixSort, LanesWhereNeighbouringRecordsShareTheDigit) {
   EXPECT_EQ(lanes(random, 4096, 2), 2u);
   EXPECT_EQ(lanes(random, 4095, 2), 1u);
   EXPECT_EQ(radix::lanes_for_pass(runs.data(), 1, 0, 511, 4096, 8, 2), 1u);
+  // No sample asked for: one run of pairs all the same.
+  EXPECT_EQ(radix::lanes_for_pass(runs.data(), runs.size(), 0, 511, 100003, 0, 2), 4u);
 }
 
 // The sizes above reach the one counting pass (20011 records of 12 and 13 bits) and miss it on
