@@ -58,11 +58,10 @@ std::vector<std::uint32_t> stable_order(const std::vector<std::uint64_t>& keys) 
   return order;
 }
 
-/// Packed records (key << 32 | index) of random keys sorted by sort(records, scratch, bits,
-/// threads), against a stable sort, for each of `widths`, on 0 to 100003 records and 1 and 2
-/// threads.
-template <class Sort>
-void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, Sort sort) {
+/// Calls check(input, threads, bits) on keys of each of `widths` bits, in random order and in
+/// runs, on 0 to 100003 records and 1 and 2 threads, under a trace that names the case.
+template <class Check>
+void for_each_input(std::initializer_list<int> widths, std::uint64_t seed, Check check) {
   for (const bool in_runs : {false, true}) {
     for (int threads : {1, 2}) {
       for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
@@ -70,44 +69,46 @@ void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, So
         for (int bits : widths) {
           SCOPED_TRACE(::testing::Message() << (in_runs ? "runs, " : "random, ") << threads
                                             << " threads, n " << n << ", " << bits);
-          const auto input =
-              test_keys(in_runs, n, bits, seed + n + static_cast<std::uint64_t>(bits));
-          ResultVector<std::uint64_t> records(n), scratch;
-          for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
-          sort(records, scratch, bits, threads);
-          const std::vector<std::uint32_t> expected = stable_order(input);
-          for (std::size_t s = 0; s < n; ++s) {
-            ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
-          }
+          check(test_keys(in_runs, n, bits, seed + n + static_cast<std::uint64_t>(bits)), threads,
+                bits);
+          if (::testing::Test::HasFatalFailure()) return;
         }
       }
     }
   }
 }
 
-TEST(RadixSort, PairsMatchAStableSort) {
-  for (const bool in_runs : {false, true}) {
-    for (int threads : {1, 2}) {
-      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
-                            std::size_t{100003}}) {
-        for (int bits : {1, 9, 12, 13, 14, 18, 21, 33, 40, 63}) {
-          SCOPED_TRACE(::testing::Message() << (in_runs ? "runs, " : "random, ") << threads
-                                            << " threads, n " << n << ", " << bits);
-          const auto input = test_keys(in_runs, n, bits, 7 + n + static_cast<std::uint64_t>(bits));
-          ResultVector<std::uint64_t> keys(input.begin(), input.end()), scratch_keys;
-          ResultVector<std::uint32_t> values(n), scratch_values;
-          for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<std::uint32_t>(i);
-          spatialhash::detail::radix_sort_pairs(keys, values, bits, threads, scratch_keys,
-                                                scratch_values);
-          const std::vector<std::uint32_t> expected = stable_order(input);
-          for (std::size_t s = 0; s < n; ++s) {
-            ASSERT_EQ(values[s], expected[s]) << "position " << s;
-            ASSERT_EQ(keys[s], input[expected[s]]) << "position " << s;
-          }
-        }
-      }
+/// Packed records (key << 32 | index) sorted by sort(records, scratch, bits, threads), against a
+/// stable sort, on every input of for_each_input.
+template <class Sort>
+void check_packed_sort(std::initializer_list<int> widths, std::uint64_t seed, Sort sort) {
+  for_each_input(widths, seed, [&](const std::vector<std::uint64_t>& input, int threads, int bits) {
+    const std::size_t n = input.size();
+    ResultVector<std::uint64_t> records(n), scratch;
+    for (std::size_t i = 0; i < n; ++i) records[i] = input[i] << 32 | i;
+    sort(records, scratch, bits, threads);
+    const std::vector<std::uint32_t> expected = stable_order(input);
+    for (std::size_t s = 0; s < n; ++s) {
+      ASSERT_EQ(records[s], input[expected[s]] << 32 | expected[s]) << "position " << s;
     }
-  }
+  });
+}
+
+TEST(RadixSort, PairsMatchAStableSort) {
+  for_each_input({1, 9, 12, 13, 14, 18, 21, 33, 40, 63}, 7,
+                 [](const std::vector<std::uint64_t>& input, int threads, int bits) {
+                   const std::size_t n = input.size();
+                   ResultVector<std::uint64_t> keys(input.begin(), input.end()), scratch_keys;
+                   ResultVector<std::uint32_t> values(n), scratch_values;
+                   for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<std::uint32_t>(i);
+                   spatialhash::detail::radix_sort_pairs(keys, values, bits, threads, scratch_keys,
+                                                         scratch_values);
+                   const std::vector<std::uint32_t> expected = stable_order(input);
+                   for (std::size_t s = 0; s < n; ++s) {
+                     ASSERT_EQ(values[s], expected[s]) << "position " << s;
+                     ASSERT_EQ(keys[s], input[expected[s]]) << "position " << s;
+                   }
+                 });
 }
 
 // Records in runs of equal keys take four lanes where a thread's records are at least four
