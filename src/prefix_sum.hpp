@@ -1,5 +1,5 @@
-// Parallel inclusive prefix sum in place: each thread sums its slice, the slice totals are
-// scanned, then each thread adds its offset. Two passes over the data, no locks.
+// Parallel inclusive prefix sum in place: each thread sums its slice, then, after one barrier,
+// adds the totals of the slices before it. Two passes over the data, no locks.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +26,10 @@ void parallel_inclusive_scan(std::span<Value> values, int threads) {
     for (std::size_t i = begin + 1; i < end; ++i) values[i] += values[i - 1];
     slice_total[t + 1] = end > begin ? values[end - 1] : Value{0};
 #pragma omp barrier
-#pragma omp single
-    for (std::size_t u = 1; u <= team; ++u) slice_total[u] += slice_total[u - 1];
-    const Value offset = slice_total[t];
+    // Each thread sums the totals before its own slice (a few), rather than one thread scanning
+    // them all behind a second barrier.
+    Value offset{0};
+    for (std::size_t u = 1; u <= t; ++u) offset += slice_total[u];
     for (std::size_t i = begin; i < end; ++i) values[i] += offset;
   });
 }

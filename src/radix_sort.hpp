@@ -78,18 +78,24 @@ struct LanedPass {
     slice.walk([keys, shift, mask](Count* h, std::size_t i) { ++h[(keys[i] >> shift) & mask]; });
   }
 
-  /// Turns the counts of every lane of a `team` of threads into write cursors, in place; with
-  /// `bucket_start`, also the position where each bucket begins, and the total after the last.
+  /// Thread `t`'s write cursors, from the counts of every lane of a `team` of threads: each of
+  /// its lanes' cursors for a bucket is the number of records of the smaller buckets plus those
+  /// of the bucket in the lanes before it (thread by thread, lane by lane). Each thread sums its
+  /// own from the shared counts, so that a pass needs one barrier (after the counts), not a
+  /// second one after a single thread's sums. `cursors` may be `counts` itself in a team of one
+  /// (each count is read before its cursor is written). With `bucket_start`, also the position
+  /// where each bucket begins, and the total after the last.
   template <class Count>
-  static void to_cursors(Count* counts, std::size_t buckets, std::size_t team,
-                         std::size_t* bucket_start) {
+  static void to_cursors(const Count* counts, Count* cursors, std::size_t buckets, std::size_t team,
+                         std::size_t t, std::size_t* bucket_start) {
+    const std::size_t lanes = team * kLanes, own = t * kLanes;
     Count sum = 0;
     for (std::size_t b = 0; b < buckets; ++b) {
       if (bucket_start != nullptr) bucket_start[b] = sum;
-      for (std::size_t t = 0; t < team; ++t) {
-        for (std::size_t l = 0; l < kLanes; ++l) {
-          sum += std::exchange(counts[(t * kLanes + l) * buckets + b], sum);
-        }
+      for (std::size_t j = 0; j < lanes; ++j) {
+        const Count count = counts[j * buckets + b];
+        if (j - own < kLanes) cursors[j * buckets + b] = sum;  // one of thread t's lanes
+        sum += count;
       }
     }
     if (bucket_start != nullptr) bucket_start[buckets] = sum;
@@ -230,8 +236,8 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
   threads = std::max(1, std::min<int>(threads, static_cast<int>(n / 8192) + 1));
   const auto per_thread = n / static_cast<std::size_t>(threads);
   // counts[(t * lanes + l) * buckets + b]: records of lane l of thread t's slice with digit b;
-  // turned into write cursors.
-  std::vector<std::size_t> counts;
+  // cursors (the same shape): where thread t writes the next such record.
+  std::vector<std::size_t> counts, cursors;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
     // Keys alone: no values, and no carry (the first pass's only).
@@ -239,6 +245,7 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
     const std::size_t lanes =
         lanes_for_pass(keys, n, shift, mask, per_thread, 8, keys_alone ? 2 : 1);
     counts.assign(static_cast<std::size_t>(threads) * lanes * buckets, 0);
+    cursors.resize(counts.size());
     parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
@@ -247,15 +254,15 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
         using Pass = decltype(laned);
         Pass::count(keys, n, shift, mask, t, team, counts.data());
 #pragma omp barrier
-#pragma omp single
-        Pass::to_cursors(counts.data(), buckets, team, pass == passes - 1 ? bucket_start : nullptr);
+        Pass::to_cursors(counts.data(), cursors.data(), buckets, team, t,
+                         t == 0 && pass == passes - 1 ? bucket_start : nullptr);
         // A carry only in the first pass.
         if (pass == 0) {
           Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team,
-                        counts.data(), carry_for(static_cast<int>(t)));
+                        cursors.data(), carry_for(static_cast<int>(t)));
         } else {
           Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team,
-                        counts.data(), CarryNothing{});
+                        cursors.data(), CarryNothing{});
         }
       });
     });
@@ -308,7 +315,7 @@ void sort_bucket(Record* from, Record* to, std::size_t n, int first_bit, int key
     with_lanes(lanes, [source, target, n, shift, buckets, counts, no_values](auto laned) {
       using Pass = decltype(laned);
       Pass::count(source, n, shift, buckets - 1, 0, 1, counts);
-      Pass::to_cursors(counts, buckets, 1, nullptr);
+      Pass::to_cursors(counts, counts, buckets, 1, 0, nullptr);
       Pass::scatter(source, target, no_values, static_cast<Record*>(nullptr), n, shift, buckets - 1,
                     0, 1, counts, CarryNothing{});
     });
@@ -355,7 +362,7 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
   const auto signed_buckets = static_cast<std::int64_t>(buckets);
   parallel_region(threads, [&] {
     auto bucket = bucket_for(thread_id());
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait
     for (std::int64_t b = 0; b < signed_buckets; ++b) {
       const std::size_t first = bucket_start[static_cast<std::size_t>(b)];
       bucket(first, bucket_start[static_cast<std::size_t>(b) + 1] - first, low_bits);

@@ -30,6 +30,7 @@ std::vector<std::uint64_t> dilated(std::span<const std::uint64_t> bits,
   const auto words = static_cast<std::int64_t>(bits.size());
   std::vector<std::uint64_t> current(bits.begin(), bits.end()), padded;
   std::uint64_t stride = 1;  // bits between neighbours along axis k
+  const int pass_threads = threads_for_pass(bits.size(), threads);
   for (int k = 0; k < Dim; ++k) {
     // Zero words on both sides, as many as the farthest move reaches, so that the loop below
     // reads without bounds checks.
@@ -38,7 +39,7 @@ std::vector<std::uint64_t> dilated(std::span<const std::uint64_t> bits,
     padded.assign(static_cast<std::size_t>(words + 2 * pad), 0);
     std::copy(current.begin(), current.end(), padded.begin() + pad);
     const std::uint64_t* from = padded.data() + pad;
-    parallel_region(threads, [&] {
+    parallel_region(pass_threads, [&] {
 #pragma omp for schedule(static) nowait
       for (std::int64_t j = 0; j < words; ++j) {
         std::uint64_t word = from[j];
@@ -85,7 +86,7 @@ IndexVector<std::uint32_t> sort_within_coarse_keys(const IndexVector<std::uint64
   const auto chunks = static_cast<std::int64_t>((n + kChunk - 1) / kChunk);
   parallel_region(threads, [&] {
     std::vector<std::uint64_t> run;  // (fine code, index) of one run, packed for the sort
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(dynamic) nowait
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
       const std::size_t first = static_cast<std::size_t>(chunk) * kChunk;
       const std::size_t last = std::min(n, first + kChunk);
@@ -349,7 +350,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
       index_t* order = layout.order.data();
       const int key_shift = (packed ? 32 : 0) + slab_bits;
       const bool coarse = shift > 0;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
       for (std::int64_t s = 0; s < signed_n; ++s) {
         // Packed records hold the sorted order in their low bits: it is unpacked here.
         const auto index_at = [&](std::int64_t u) {
@@ -397,7 +398,7 @@ void CellListLayout<Dim>::index_order(std::span<const CellCoord> coords, int thr
   }
   const auto count = static_cast<std::int64_t>(coords.size());
   cell_z.resize(coords.size());
-  parallel_region(threads, [&] {
+  parallel_region(threads_for_pass(coords.size(), threads), [&] {
 #pragma omp for schedule(static) nowait
     for (std::int64_t c = 0; c < count; ++c) {
       cell_z[c] = static_cast<std::uint16_t>(coords[c][Dim - 1]);
@@ -543,16 +544,15 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   // thread; docs/benchmarks.md). A copy costs its words to clear and merge: one per `words`
   // cells at most.
   const std::size_t words = (static_cast<std::size_t>(blocks) + 63) / 64;
-  const auto wanted = static_cast<int>(
-      std::clamp<std::size_t>(count / words, 1, static_cast<std::size_t>(threads)));
+  const auto wanted = static_cast<int>(std::clamp<std::size_t>(
+      count / words, 1, static_cast<std::size_t>(threads_for_pass(count, threads))));
   IndexVector<std::uint64_t> marks;
   sized_for_overwrite(marks, static_cast<std::size_t>(wanted) * words);
   std::size_t copies = 1;
   parallel_region(wanted, [&] {
     const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
-#pragma omp single
-    copies = team;
+    if (t == 0) copies = team;  // read after the region: no barrier needed
     std::uint64_t* own = marks.data() + t * words;
     std::fill(own, own + words, std::uint64_t{0});
     for (std::size_t c = count * t / team; c < count * (t + 1) / team; ++c) {
@@ -562,7 +562,7 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   });
   if (copies > 1) {
     const auto signed_words = static_cast<std::int64_t>(words);
-    parallel_region(threads, [&] {
+    parallel_region(threads_for_pass(copies * words, threads), [&] {
 #pragma omp for schedule(static) nowait
       for (std::int64_t w = 0; w < signed_words; ++w) {
         for (std::size_t t = 1; t < copies; ++t) marks[w] |= marks[t * words + w];

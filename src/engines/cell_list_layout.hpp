@@ -594,13 +594,15 @@ class CellListLayout {
   /// s / 64 set where a cell begins: always at s = 0; CellBegins); `cell_at(s)` gives the
   /// coordinates of the cell that begins at sorted position s. Sets cell_start and returns the
   /// coordinates of each cell, for index_lookup(). Each thread counts the bits of its slice of
-  /// the words, then writes the starts of its cells: a bit per point read twice, where 32-bit
-  /// marks were written twice and read three times by a prefix sum (docs/benchmarks.md).
+  /// the words, then writes the starts and coordinates of its cells: a bit per point read twice,
+  /// where 32-bit marks were written twice and read three times by a prefix sum
+  /// (docs/benchmarks.md).
   template <class CellAt>
   std::vector<CellCoord> index_cells(std::span<const std::uint64_t> begins, std::size_t n,
                                      int threads, CellAt cell_at) {
     const std::size_t words = begins.size();
     std::vector<std::size_t> cells_before(static_cast<std::size_t>(std::max(threads, 1)) + 1, 0);
+    std::vector<CellCoord> coords;
     parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
@@ -614,23 +616,20 @@ class CellListLayout {
       {
         for (std::size_t u = 1; u <= team; ++u) cells_before[u] += cells_before[u - 1];
         cell_start.resize(cells_before[team] + 1);
+        coords.resize(cells_before[team]);
       }
       std::size_t c = cells_before[t];
       std::uint32_t* starts = cell_start.data();
+      CellCoord* at = coords.data();
       for (std::size_t w = first; w < last; ++w) {
         for (std::uint64_t bits = begins[w]; bits != 0; bits &= bits - 1) {
-          starts[c++] = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
+          const auto s = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
+          starts[c] = s;
+          at[c++] = cell_at(s);
         }
       }
     });
-    const std::size_t count = cell_start.size() - 1;
-    cell_start[count] = static_cast<std::uint32_t>(n);
-    std::vector<CellCoord> coords(count);
-    const auto signed_cells = static_cast<std::int64_t>(count);
-    parallel_region(threads, [&] {
-#pragma omp for schedule(static) nowait
-      for (std::int64_t c = 0; c < signed_cells; ++c) coords[c] = cell_at(cell_start[c]);
-    });
+    cell_start.back() = static_cast<std::uint32_t>(n);
     return coords;
   }
   /// slab_start from cell_start and `slab_at(s)`, the slab of the point at sorted position s
