@@ -136,7 +136,7 @@ void EngineBase<Dim, T>::cross_lists(Queries queries, const ListRequest& request
   // thread collects a query's neighbors in one vector, reused.
   parallel_region(context_.threads, [&] {
     std::vector<index_t> found;
-#pragma omp for schedule(dynamic, 256) nowait
+#pragma omp for schedule(dynamic, 256)
     for (std::int64_t q = 0; q < m; ++q) {
       ball_indices(position_at(queries, static_cast<std::size_t>(q)), radius, found);
       out.offsets[q + 1] = found.size();
@@ -146,7 +146,7 @@ void EngineBase<Dim, T>::cross_lists(Queries queries, const ListRequest& request
   sized_for_overwrite(out.indices, out.offsets.back());
   parallel_region(context_.threads, [&] {
     std::vector<index_t> found;
-#pragma omp for schedule(dynamic, 256) nowait
+#pragma omp for schedule(dynamic, 256)
     for (std::int64_t q = 0; q < m; ++q) {
       ball_indices(position_at(queries, static_cast<std::size_t>(q)), radius, found);
       std::copy(found.begin(), found.end(), out.indices.begin() + out.offsets[q]);

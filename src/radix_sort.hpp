@@ -236,7 +236,8 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
   threads = std::max(1, std::min<int>(threads, static_cast<int>(n / 8192) + 1));
   const auto per_thread = n / static_cast<std::size_t>(threads);
   // counts[(t * lanes + l) * buckets + b]: records of lane l of thread t's slice with digit b;
-  // cursors (the same shape): where thread t writes the next such record.
+  // cursors (the same shape): where thread t writes the next such record; on one thread the
+  // counts themselves (to_cursors), so that a small sort clears and touches one array, not two.
   std::vector<std::size_t> counts, cursors;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = first_bit + pass * digit_bits;
@@ -245,7 +246,8 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
     const std::size_t lanes =
         lanes_for_pass(keys, n, shift, mask, per_thread, 8, keys_alone ? 2 : 1);
     counts.assign(static_cast<std::size_t>(threads) * lanes * buckets, 0);
-    cursors.resize(counts.size());
+    if (threads > 1) cursors.resize(counts.size());
+    std::size_t* const cursor = threads > 1 ? cursors.data() : counts.data();
     parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
@@ -254,15 +256,15 @@ int sort_passes(Key* keys, Key* scratch_keys, Value* values, Value* scratch_valu
         using Pass = decltype(laned);
         Pass::count(keys, n, shift, mask, t, team, counts.data());
 #pragma omp barrier
-        Pass::to_cursors(counts.data(), cursors.data(), buckets, team, t,
+        Pass::to_cursors(counts.data(), cursor, buckets, team, t,
                          t == 0 && pass == passes - 1 ? bucket_start : nullptr);
         // A carry only in the first pass.
         if (pass == 0) {
-          Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team,
-                        cursors.data(), carry_for(static_cast<int>(t)));
+          Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team, cursor,
+                        carry_for(static_cast<int>(t)));
         } else {
-          Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team,
-                        cursors.data(), CarryNothing{});
+          Pass::scatter(keys, scratch_keys, values, scratch_values, n, shift, mask, t, team, cursor,
+                        CarryNothing{});
         }
       });
     });

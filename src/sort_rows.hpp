@@ -43,7 +43,7 @@ void sort_rows(std::size_t rows, RowBegin row_begin, RowLength row_length, index
   const RowSortFn row_sort = best_row_sort();
   parallel_region(threads, [&] {
     std::vector<std::pair<index_t, double>> row;
-#pragma omp for schedule(dynamic, 1024) nowait
+#pragma omp for schedule(dynamic, 1024)
     for (std::int64_t i = 0; i < n; ++i) {
       const std::size_t begin = row_begin(i);
       const std::size_t length = row_length(i);

@@ -115,7 +115,7 @@ class TypedIndex final : public AnyIndex {
     std::exception_ptr error;
     detail::parallel_region(m >= kBatchedFrom ? threads() : 1, [&] {
       std::vector<index_t> found;
-#pragma omp for schedule(dynamic, 64) nowait
+#pragma omp for schedule(dynamic, 64)
       for (std::int64_t q = 0; q < m; ++q) {
         try {
           typename Index<Dim, T>::Position center;

@@ -26,7 +26,7 @@ void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts)
   sized_for_overwrite(by_position, n);
   parallel_region(threads, [&] {
     CellWork<Dim> work;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
       search_block(b, Stencil::full, Ids::none, search, work,
                    [&](std::uint32_t s, const std::uint32_t*, std::uint32_t count) {

@@ -89,7 +89,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
     Buffer<Pair> block_pairs;
     Buffer<double> block_distances;
     std::vector<Late>& my_late = late[static_cast<std::size_t>(thread_id())];
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
       block_pairs.clear();
       block_distances.clear();
@@ -144,7 +144,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
   std::vector<std::size_t> start(static_cast<std::size_t>(blocks) + 1, 0);
   parallel_region(threads, [&] {
     CellWork<Dim> work;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
       std::size_t count = 0;
       search_block(
@@ -159,7 +159,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
   parallel_region(threads, [&] {
     CellWork<Dim> work;
     Buffer<Pair> row_pairs;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
       std::size_t at = start[b];
       search_block(b, Stencil::half, Ids::original, search, work,

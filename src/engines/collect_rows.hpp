@@ -143,7 +143,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       advise_huge_pages(out.data(), out.capacity() * sizeof(index_t));
     }
     Work work;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t u = 0; u < units; ++u) {
       if (out.size() >= budget) {
         unit_thread[u] = kDeferred;
@@ -205,7 +205,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   parallel_region(threads, [&] {
     Work work;
     std::vector<index_t> sorted_row;  // a deferred row's sorted copy
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t u = 0; u < units; ++u) {
       const auto slots = slots_of(u);  // no structured binding: the lambda below uses `last`
       const auto first = slots.first;

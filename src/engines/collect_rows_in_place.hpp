@@ -135,7 +135,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
   std::vector<double> weight(buckets, 0.0);
   parallel_region(threads, [&] {
     std::vector<double> mine(buckets, 0.0);
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (std::int64_t u = 0; u < units; ++u) {
       weigh(u, [&](std::uint32_t slot, double w) { mine[row_of[slot] >> shift] += w; });
     }
@@ -187,7 +187,7 @@ InPlaceOutcome collect_rows_in_place(int threads, std::int64_t units,
     std::vector<std::size_t> entries(buckets, 0);
     GrowableBuffer<index_t> spilled;
     Work work;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t u = 0; u < units; ++u) {
       if (given_up.load(std::memory_order_relaxed)) continue;
       run(u, work, false, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {

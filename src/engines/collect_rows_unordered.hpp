@@ -112,7 +112,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
       return true;
     };
     Work work;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t u = 0; u < units; ++u) {
       unit_thread[static_cast<std::size_t>(u)] = t;
       run(u, work, false, [&](std::uint32_t slot, const std::uint32_t* ids, std::uint32_t length) {

@@ -23,7 +23,7 @@ void grid_neighbor_counts(std::span<const index_t> ids, std::span<index_t> count
   const auto n = static_cast<std::int64_t>(ids.size());
   parallel_region(n > 4096 ? threads : 1, [&] {
     Visit local = visit;
-#pragma omp for schedule(dynamic, 512) nowait
+#pragma omp for schedule(dynamic, 512)
     for (std::int64_t a = 0; a < n; ++a) {
       index_t count = 0;
       local(a, [&count](index_t, double) { ++count; });
@@ -46,7 +46,7 @@ void grid_neighbor_lists(std::span<const index_t> ids, bool with_distances, int 
   const auto sn = static_cast<std::int64_t>(n);
   parallel_region(sn > 4096 ? threads : 1, [&] {
     Visit local = visit;
-#pragma omp for schedule(dynamic, 512) nowait
+#pragma omp for schedule(dynamic, 512)
     for (std::int64_t a = 0; a < sn; ++a) {
       std::size_t out = lists.offsets[ids[a]];
       local(a, [&](index_t j, double d2) {

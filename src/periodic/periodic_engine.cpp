@@ -178,7 +178,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     parallel_region(threads, [&] {
       StagedRows& mine = changed[static_cast<std::size_t>(thread_id())];
       std::vector<RuleEntry> row;
-#pragma omp for schedule(dynamic, 256) nowait
+#pragma omp for schedule(dynamic, 256)
       for (std::int64_t m = 0; m < imaged; ++m) {
         const std::size_t length =
             stage_rule_row(lists, rule_rows_in_lists(static_cast<std::size_t>(m)),
@@ -239,7 +239,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     inner_->cross_lists(Queries(positions.data(), queries), ListRequest{.radius = radius}, found);
     parallel_region(threads, [&] {
       std::vector<RuleEntry> row;
-#pragma omp for schedule(dynamic, 256) nowait
+#pragma omp for schedule(dynamic, 256)
       for (std::int64_t m = 0; m < imaged; ++m) {
         const std::size_t length =
             stage_rule_row(found, rule_rows_in_queries(static_cast<std::size_t>(m)),
