@@ -94,7 +94,7 @@ struct LanedPass {
       if (bucket_start != nullptr) bucket_start[b] = sum;
       for (std::size_t j = 0; j < lanes; ++j) {
         const Count count = counts[j * buckets + b];
-        if (j - own < kLanes) cursors[j * buckets + b] = sum;  // one of thread t's lanes
+        if (j >= own && j < own + kLanes) cursors[j * buckets + b] = sum;  // thread t's lane
         sum += count;
       }
     }

@@ -83,8 +83,8 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   const std::size_t cells = layout.cells();
   const auto probe = [&](std::size_t samples) {
     std::atomic<std::int64_t> found = 0;
-    // A find (a table probe) weighed as 8 items of a cheap pass (threads_for_pass): the first 64
-    // samples on one thread, a full probe of 512 on all.
+    // A find (a table probe) weighed as 8 items of a cheap pass (threads_for_pass): 64 samples
+    // of 3^Dim finds on one thread, a full probe of 512 on several.
     constexpr std::size_t kItemsPerFind = 8;
     const std::size_t finds = samples * static_cast<std::size_t>(stencil_size<Dim>(1));
     parallel_region(threads_for_pass(finds * kItemsPerFind, context.threads), [&] {
