@@ -59,11 +59,12 @@ std::vector<std::uint32_t> stable_order(const std::vector<std::uint64_t>& keys) 
 }
 
 /// Calls check(input, threads, bits) on keys of each of `widths` bits, in random order and in
-/// runs, on 0 to 100003 records and 1 and 2 threads, under a trace that names the case.
+/// runs, on 0 to 100003 records and 1 to 3 threads (3: a thread whose write cursors follow one
+/// thread's lanes and precede another's), under a trace that names the case.
 template <class Check>
 void for_each_input(std::initializer_list<int> widths, std::uint64_t seed, Check check) {
   for (const bool in_runs : {false, true}) {
-    for (int threads : {1, 2}) {
+    for (int threads : {1, 2, 3}) {
       for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5003}, std::size_t{20011},
                             std::size_t{100003}}) {
         for (int bits : widths) {
