@@ -17,7 +17,7 @@
 // Part 3, for the default engine on the uniform points: in each step a given share of the
 // points jumps to random places (the rest stay), and update() is timed against a fresh Index,
 // alternating which goes first; medians of reps steps. This is where update() stops paying
-// (the threshold kMaxChangedFraction of src/engines/cell_list.hpp).
+// (the limits kUpdateLimits of src/engines/cell_list.hpp).
 //
 //   update_vs_rebuild [n=1000000] [reps=5] [threads=0 (all cores)]
 #include <algorithm>

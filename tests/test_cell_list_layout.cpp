@@ -400,7 +400,8 @@ void check_update(CellListLayout<Dim>& layout, const std::vector<T>& coords,
                   spatialhash::detail::UpdateKind expected, const std::string& where) {
   const auto context =
       make_context(PointsView<Dim, T>(coords.data(), coords.size() / Dim), 1.0, /*threads=*/2);
-  const auto kind = layout.update(context, grid, max_changed_fraction, spare);
+  const auto kind =
+      layout.update(context, grid, {max_changed_fraction, 2 * max_changed_fraction}, spare);
   ASSERT_TRUE(kind.has_value());
   EXPECT_EQ(*kind, expected);
   check_slabs<Dim>(layout, coords, grid, where);

@@ -232,11 +232,11 @@ void jump_every(std::vector<T>& coords, std::size_t stride, double extent, std::
 }
 
 TEST(CellListUpdate, ASampleSendsManyMoversToARebuild) {
-  // With enough points (1024 samples at one position in 128), update() estimates the share of
-  // points that changed cell from a sample and rebuilds at once above 2% (plus three standard
-  // errors: 2.5% for 1M points); after its first step, which counts them exactly, it still
-  // patches up to 4%. So 1 jump in 29 (about 3.4%) is patched in a small set (no sample) and
-  // rebuilt in a large one; 1 in 200 is patched in both, 1 in 10 rebuilt in both.
+  // From 16384 points (128 samples at one position in 128), update() samples the points first and
+  // rebuilds at once when the sample shows any that changed cell; after its first step, which
+  // counts them exactly, it patches up to 4%. So in a large set 1 jump in 200, 29 or 10 is
+  // rebuilt; in a small one (no sample) 1 in 200 and 1 in 29 (about 3.4%) are patched, 1 in 10
+  // rebuilt; the same points again, no point changing cell, are refreshed in both.
   using T = float;
   constexpr int Dim = 3;
   for (const int side : {11, 100}) {
@@ -244,8 +244,11 @@ TEST(CellListUpdate, ASampleSendsManyMoversToARebuild) {
     std::mt19937_64 g(side);
     std::vector<T> coords = jittered_lattice<Dim, T>(side, g);
     Driven<Dim, T> engine(coords, 1.6, Engine::cell_list, 2);
+    std::vector<T> same = coords;
+    EXPECT_EQ(engine.step_spot_checked(same, 100), UpdateKind::refreshed);
     jump_every<Dim>(coords, 200, side - 1.0, g);
-    EXPECT_EQ(engine.step_spot_checked(coords, 100), UpdateKind::patched);
+    EXPECT_EQ(engine.step_spot_checked(coords, 100),
+              side == 100 ? UpdateKind::rebuilt : UpdateKind::patched);
     jump_every<Dim>(coords, 29, side - 1.0, g);
     EXPECT_EQ(engine.step_spot_checked(coords, 100),
               side == 100 ? UpdateKind::rebuilt : UpdateKind::patched);

@@ -19,7 +19,7 @@ template <int Dim, class T>
 void CellList<Dim, T>::update(const Context<Dim, T>& context) {
   GridGeometry<Dim> grid = grid_;
   if (grid.rebound(context.grid.lower, context.grid.upper)) {
-    const auto kind = layout_.update(for_build(context), grid, kMaxChangedFraction, spare_);
+    const auto kind = layout_.update(for_build(context), grid, kUpdateLimits, spare_);
     if (kind) {
       this->context_ = context;
       grid_ = grid;

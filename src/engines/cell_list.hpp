@@ -159,9 +159,13 @@ class CellList final : public EngineBase<Dim, T> {
   static constexpr std::uint32_t kColumnPrefetch = 16;
   /// Cells per radius when Options::cell_subdivision is 0 (measured: docs/benchmarks.md).
   static constexpr int kDefaultSubdivision = 1;
-  /// update() rebuilds when a sample shows more than this fraction of the points changed cell
-  /// (CellListLayout::update; measured: docs/benchmarks.md, "Update vs rebuild").
-  static constexpr double kMaxChangedFraction = 0.02;
+  /// update() rebuilds when its sample (one point in 128, from 16384 points) shows any point that
+  /// changed cell, and patches when the sample showed none and its exact count finds at most 4%
+  /// (CellListLayout::update): with the build's sort and carried gather a patch took longer than
+  /// a rebuild whenever points had changed cell, 1.3-1.6x at 100k-1M points (docs/benchmarks.md,
+  /// "Update vs rebuild" and the eightieth session), but less than a rebuild after the first
+  /// step's full pass.
+  static constexpr typename CellListLayout<Dim>::UpdateLimits kUpdateLimits{0.0, 0.04};
   /// Builds and updates of fewer points run on one thread (for_build()). Measured on 2 threads
   /// against 1 (docs/benchmarks.md, seventy-third session): 1000 points 32 against 22 us, 3000
   /// points 51 against 49, 5000 points 70 against 77: a build's dozen parallel regions cost a

@@ -190,16 +190,22 @@ class CellListLayout {
   static CellListLayout build(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
                               int slab_bits = 0);
 
+  /// When update() gives up for a rebuild: the shares of points that changed cell above which a
+  /// patch is not tried.
+  struct UpdateLimits {
+    double sampled;  ///< shown by the sample (beyond three standard errors; 0: any point)
+    double counted;  ///< counted exactly by the first step
+  };
   /// Re-sorts the layout for the moved points of `context` on the same lattice `grid` (the
   /// build's lattice with a new bounding box). Returns UpdateKind::refreshed when no point changed
   /// cell (only the float coordinates are rewritten: O(n), no sort),
   /// UpdateKind::patched when few did (those are sorted and merged into the others), and
-  /// nothing, with the layout unchanged, when a sample shows more than `max_changed_fraction`
-  /// of them changed cell or the exact count more than twice that, when a point left the
-  /// lattice, or when its Morton keys are coarse (then rebuild).
+  /// nothing, with the layout unchanged, when a sample or the exact count shows more than
+  /// `limits` allow changed cell, when a point left the lattice, or when its Morton keys are
+  /// coarse (then rebuild).
   template <class T>
   std::optional<UpdateKind> update(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
-                                   double max_changed_fraction, CellListSpare<Dim>& spare);
+                                   const UpdateLimits& limits, CellListSpare<Dim>& spare);
 
   /// A float frame spans 2^kFrameBits cells per axis (see the header comment).
   static constexpr int kFrameBits = 10;

@@ -1,8 +1,9 @@
 // Incremental update of the cell_list layout for moved points on an unchanged lattice.
 //
 // The sorted positions are split into chunks of whole cells, one unit of parallel work each.
-//   0. In a large set, a sample of the positions first: when it shows too many points changed
-//      cell, the caller rebuilds at once (a patch would cost as much, docs/benchmarks.md).
+//   0. In all but small sets, a sample of the positions first: when it shows too many points
+//      changed cell (for the default engine, any), the caller rebuilds at once (a patch costs
+//      more than a rebuild, docs/benchmarks.md).
 //   1. For every sorted position: the point's new cell and float coordinates (a gather from the
 //      caller's array, in the layout's order), whether its cell changed and, if so, the new key.
 //      If no point changed cell, the new coordinates simply replace the old ones.
@@ -36,7 +37,7 @@ template <int Dim>
 template <class T>
 std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& context,
                                                       const GridGeometry<Dim>& grid,
-                                                      double max_changed_fraction,
+                                                      const UpdateLimits& limits,
                                                       CellListSpare<Dim>& spare) {
   const auto& points = context.points;
   const std::size_t n = size();
@@ -67,13 +68,12 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   const auto signed_chunks = static_cast<std::int64_t>(chunks);
 
   // 0. A sample first (one position in kSampleStride, when that gives at least kMinSamples):
-  // when it shows more than max_changed_fraction of the points changed cell (beyond three
-  // standard errors), rebuild right away instead of after step 1's full gather, which costs
-  // about half a rebuild. Once step 1 has counted the movers, the rest of a patch costs less
-  // than a rebuild up to about twice that fraction (docs/benchmarks.md, "Update vs rebuild"),
-  // so a sample that guessed low still patches. Only the path depends on the sample, never the
-  // result.
-  constexpr std::uint32_t kSampleStride = 128, kMinSamples = 1024;
+  // when it shows more than limits.sampled of the points changed cell (beyond three standard
+  // errors), rebuild right away instead of after step 1's full gather, which costs most of a
+  // rebuild. Once step 1 has counted the movers, the rest of a patch costs less than a rebuild
+  // after it up to limits.counted, so a sample that missed the movers still patches. Only the
+  // path depends on the sample, never the result.
+  constexpr std::uint32_t kSampleStride = 128, kMinSamples = 128;
   if (n / kSampleStride >= kMinSamples) {
     std::atomic<std::size_t> sampled_total = 0, changed_total = 0;
     parallel_region(threads, [&] {
@@ -99,7 +99,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       sampled_total.fetch_add(sampled, std::memory_order_relaxed);
       changed_total.fetch_add(changed, std::memory_order_relaxed);
     });
-    const double p = max_changed_fraction, samples = static_cast<double>(sampled_total.load());
+    const double p = limits.sampled, samples = static_cast<double>(sampled_total.load());
     if (static_cast<double>(changed_total.load()) >
         samples * p + 3.0 * std::sqrt(samples * p * (1.0 - p))) {
       return std::nullopt;
@@ -199,7 +199,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     for (int k = 0; k < Dim; ++k) axis[k].swap(spare.moved_axis[k]);
     return UpdateKind::refreshed;
   }
-  if (static_cast<double>(movers) > 2.0 * max_changed_fraction * static_cast<double>(n)) {
+  if (static_cast<double>(movers) > limits.counted * static_cast<double>(n)) {
     return std::nullopt;
   }
 
@@ -321,7 +321,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
 
 #define SPATIALHASH_INSTANTIATE(D, T)                           \
   template std::optional<UpdateKind> CellListLayout<D>::update( \
-      const Context<D, T>&, const GridGeometry<D>&, double, CellListSpare<D>&);
+      const Context<D, T>&, const GridGeometry<D>&, const UpdateLimits&, CellListSpare<D>&);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 
