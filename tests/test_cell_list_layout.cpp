@@ -67,15 +67,25 @@ std::vector<double> make_scene(Pattern pattern, int cells, std::int64_t side, st
   return coords;
 }
 
-/// The lattice coordinates of every cell of `layout`, walked in order (CellWalk, from the tiles).
-/// coord_of() (binary search) must give the same for each cell.
+/// The lattice coordinates of every cell of `layout`, walked in order (CellWalk, from the tiles
+/// or column runs). coord_of() (binary search) must give the same for each cell, and, on
+/// lattices whose Morton codes hold every coordinate, the walk's key() the key of those
+/// coordinates (cell_key(), its Morton code computed in full).
 template <int Dim>
 std::vector<std::array<std::uint32_t, Dim>> cell_coords(const CellListLayout<Dim>& layout) {
   std::vector<std::array<std::uint32_t, Dim>> coords;
+  bool full_keys = true;
+  for (int k = 0; k < Dim; ++k) {
+    full_keys = full_keys &&
+                layout.dims[k] <= (std::int64_t{1} << spatialhash::detail::kMortonBitsPerAxis<Dim>);
+  }
   typename CellListLayout<Dim>::CellWalk walk(layout, 0);
   for (std::uint32_t c = 0; c < layout.cells(); ++c, walk.next()) {
     coords.push_back(walk.coord());
     EXPECT_EQ(layout.coord_of(c), walk.coord()) << "cell " << c;
+    if (full_keys) {
+      EXPECT_EQ(walk.key(), layout.cell_key(walk.coord())) << "cell " << c;
+    }
   }
   return coords;
 }

@@ -101,7 +101,7 @@ TEST(IndexMemory, LatticeStaysNearSixteenBytesPerPoint) {
 
 // After an update() that moves points between cells the default engine also keeps its work
 // arrays, so that later steps allocate nothing: README gives about 37 bytes per point in 3D on top
-// of the layout; the bound leaves room for a slab byte and the movers' sort arrays.
+// of the layout; the bound leaves room for the movers' sort arrays.
 TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   // 19^3 = 6859 points: below the 16384 from which update() samples the movers first (and
   // rebuilds when the sample shows any), so that it patches.

@@ -15,6 +15,7 @@
 #include "../radix_sort.hpp"
 #include "../simd/cell_keys.hpp"
 #include "../threads.hpp"
+#include "frame_origins.hpp"
 
 namespace spatialhash::detail {
 namespace {
@@ -131,35 +132,6 @@ bool scattered_order(const IndexVector<std::uint64_t>& records, int key_bits) {
   }
   return 2 * shared < pairs;
 }
-
-/// The origin of the float frame of one cell key after another (a key without its low
-/// `frame_shift` bits is the Morton code of its cell's frame, cell_list_layout.hpp): decoded
-/// only when the frame changes, which along the sorted order is rare, and in any order never on
-/// a lattice of one frame.
-template <int Dim>
-class FrameOrigins {
- public:
-  FrameOrigins(const GridGeometry<Dim>& grid, int frame_shift)
-      : grid_(&grid), frame_shift_(frame_shift) {}
-
-  const std::array<double, Dim>& of_key(std::uint64_t key) {
-    if (const std::uint64_t f = key >> frame_shift_; f != frame_) {
-      frame_ = f;
-      const auto decoded = morton_decode<Dim>(f);
-      for (int k = 0; k < Dim; ++k) {
-        origin_[k] = CellListLayout<Dim>::frame_origin(
-            *grid_, k, static_cast<std::int64_t>(decoded[k]) << CellListLayout<Dim>::kFrameBits);
-      }
-    }
-    return origin_;
-  }
-
- private:
-  const GridGeometry<Dim>* grid_;
-  int frame_shift_;
-  std::uint64_t frame_ = ~std::uint64_t{0};  // no frame's code: the first key decodes its own
-  std::array<double, Dim> origin_{};
-};
 
 /// Writes points' float coordinates relative to their cell's frame, as every search reads them,
 /// into the layout's axis arrays. Its addresses are held by value: through captured references

@@ -104,19 +104,17 @@ class CellBegins {
 
 /// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
 /// allocates (and page-faults) nothing once they have grown to the point count: about 37 bytes
-/// per point in 3D (29 in 2D; one more with slabs) after an update that moved points between
+/// per point in 3D (29 in 2D) after an update that moved points between
 /// cells (21 in 3D after one that only refreshed coordinates), on top of the layout's 16
 /// (tests/test_index_memory.cpp measures it).
 template <int Dim>
 struct CellListSpare {
   std::array<IndexVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
   std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
-  /// Per old position, the key of a mover's new cell; then, per new position, the key of the
-  /// cell beginning there.
+  /// Per old position, the key of the point's sub-cell now (a build's sort key).
   std::vector<std::uint64_t> position_keys;
   std::vector<std::uint64_t> mover_keys;       ///< Morton key of each mover's new cell
   std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
-  std::vector<std::uint8_t> slab_of;           ///< per new position: its point's slab
   std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
   std::vector<std::uint32_t> sort_values;
   IndexVector<index_t> order;  ///< the merged layout, swapped in on success
@@ -354,6 +352,7 @@ class CellListLayout {
           runs_ = layout.column_runs.data();
           runs_end_ = runs_ + layout.column_runs.size();
           z_ = layout.cell_z.data();
+          z_bits_ = layout.z_bits;
           cell_ = c;
           cells_ = static_cast<std::uint32_t>(layout.cells());
           if (c >= cells_) return;
@@ -379,6 +378,24 @@ class CellListLayout {
     }
     /// Lattice coordinates of the current cell.
     const CellCoord& coord() const { return coord_; }
+    /// The current cell's sort key, cell_key(coord()), its Morton part computed once per tile
+    /// (whose cells' codes differ in their low Dim * kTileShift bits only) or column run.
+    std::uint64_t key() {
+      if constexpr (Dim == 3) {
+        if (z_ != nullptr) {
+          if (run_ != keyed_run_) {
+            keyed_run_ = run_;
+            prefix_ = morton_code<2>({run_->x, run_->y}) << z_bits_;
+          }
+          return prefix_ | z_[cell_];
+        }
+      }
+      if (tile_ != keyed_tile_) {
+        keyed_tile_ = tile_;
+        prefix_ = morton_code<Dim>(tile_->at) << (Dim * kTileShift);
+      }
+      return prefix_ | static_cast<std::uint64_t>(std::countr_zero(rest_));
+    }
     /// Moves to the next cell.
     void next() {
       if (z_ != nullptr) {
@@ -407,8 +424,13 @@ class CellListLayout {
     const ColumnRun* runs_end_ = nullptr;
     const ColumnRun* run_ = nullptr;
     const std::uint16_t* z_ = nullptr;
+    int z_bits_ = 0;
     std::uint32_t cell_ = 0, cells_ = 0;
     CellCoord coord_{};
+    /// key(): the tile or column run whose Morton part prefix_ holds.
+    const Tile* keyed_tile_ = nullptr;
+    const ColumnRun* keyed_run_ = nullptr;
+    std::uint64_t prefix_ = 0;
   };
 
   /// Whether some cell within the lattice's reach of lattice cell `c` (clamped onto the lattice:

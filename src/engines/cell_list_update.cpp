@@ -1,19 +1,25 @@
 // Incremental update of the cell_list layout for moved points on an unchanged lattice.
 //
-// The sorted positions are split into chunks of whole cells, one unit of parallel work each.
+// The sorted positions are split into chunks of whole cells, one unit of parallel work each,
+// shared out statically: a thread takes about the same positions in every pass and every update,
+// which stay in its core's cache (with dynamic shares, 10k points on 2 threads took 1.6-3x as
+// long, docs/benchmarks.md, eighty-first session).
 //   0. In all but small sets, a sample of the positions first: when it shows too many points
 //      changed cell (for the default engine, any), the caller rebuilds at once (a patch costs
 //      more than a rebuild, docs/benchmarks.md).
-//   1. For every sorted position: the point's new cell and float coordinates (a gather from the
-//      caller's array, in the layout's order), whether its cell changed and, if so, the new key.
-//      If no point changed cell, the new coordinates simply replace the old ones.
-//   2. The points that changed cell ("movers") are collected and radix sorted by key.
+//   1. For every sorted position: the point gathered from the caller's array (in the layout's
+//      order), its float coordinates, and the key of its sub-cell now, computed by the build's
+//      key pass (simd/cell_keys.hpp); a point whose key differs from its old cell's is a mover.
+//      If there is none, the new coordinates simply replace the old ones.
+//   2. The movers are collected and radix sorted by key.
 //   3. Each chunk covers a key interval [key of its first cell, key of the next chunk's first
 //      cell); it merges its staying points (already in key order) with the movers whose keys fall
 //      in that interval. Its output offset is known beforehand: points staying before the chunk
-//      plus movers with smaller keys. Cells are marked where the key changes, as in a build.
-//   4. Cell starts from the marks, cell coordinates decoded from the keys; the cell lookup is
-//      rebuilt only when the set of non-empty cells changed.
+//      plus movers with smaller keys. Cells are marked where the key changes, as in a build. The
+//      merged order holds old positions until step 4 has read their keys.
+//   4. Cell starts from the marks, cell coordinates and slabs decoded from the keys, old
+//      positions turned into original indices; the cell lookup is rebuilt only when the set of
+//      non-empty cells changed.
 // With slabs (CellListLayout::slab_bits), every step works on sub-cells (a cell's slab) instead:
 // keys are the build's (the cell's key, CellListLayout::cell_key(), then slab), and a point that
 // changes slab within its cell is a mover too. The result holds the same points in the same cells
@@ -28,8 +34,10 @@
 
 #include "../morton.hpp"
 #include "../radix_sort.hpp"
+#include "../simd/cell_keys.hpp"
 #include "../threads.hpp"
 #include "cell_list_layout.hpp"
+#include "frame_origins.hpp"
 
 namespace spatialhash::detail {
 
@@ -47,6 +55,13 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     return std::nullopt;
   }
   if (n == 0) return UpdateKind::refreshed;
+  // Every point lies on the lattice when its bounding box does, as (x - origin) * inv_cell, the
+  // cell computation, is monotonic in x; the key pass (step 1) relies on it.
+  for (int k = 0; k < Dim; ++k) {
+    const double low = (context.grid.lower[k] - grid.origin[k]) * grid.inv_cell;
+    const double high = (context.grid.upper[k] - grid.origin[k]) * grid.inv_cell;
+    if (!(low >= 0.0 && high < static_cast<double>(dims[k]))) return std::nullopt;
+  }
   const int threads = context.threads;
   const std::size_t count = cells();
   // Keys of sub-cells (cell c, slab j), as the build sorts them (cell_keys.hpp).
@@ -69,17 +84,17 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
 
   // 0. A sample first (one position in kSampleStride, when that gives at least kMinSamples):
   // when it shows more than limits.sampled of the points changed cell (beyond three standard
-  // errors), rebuild right away instead of after step 1's full gather, which costs most of a
-  // rebuild. Once step 1 has counted the movers, the rest of a patch costs less than a rebuild
-  // after it (1M points, 1% of them moved: about 6 against 11 ms), up to limits.counted, so a
-  // sample that missed the movers still patches. Only the path depends on the sample, never the
-  // result.
+  // errors), rebuild right away instead of after step 1's full gather, which costs half a
+  // rebuild or more. Once step 1 has counted the movers, the rest of a patch costs less than a
+  // rebuild after it (1M points, 1.5% of them moved, 2 threads: 4.7 against 9.5 ms), up to
+  // limits.counted, so a sample that missed the movers still patches. Only the path depends on
+  // the sample, never the result.
   constexpr std::uint32_t kSampleStride = 128, kMinSamples = 128;
   if (n / kSampleStride >= kMinSamples) {
     std::atomic<std::size_t> sampled_total = 0, changed_total = 0;
     parallel_region(threads, [&] {
       std::size_t sampled = 0, changed = 0;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(static) nowait
       for (std::int64_t j = 0; j < signed_chunks; ++j) {
         std::size_t c = first[j];
         CellWalk walk(*this, static_cast<std::uint32_t>(c));
@@ -107,93 +122,96 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     }
   }
 
-  // 1. New cells and coordinates at the old positions. A coordinate off the lattice (u < 0 or
-  // u >= dims) is caught before the truncation, which equals floor (cell_along) for u >= 0.
-  // With slabs, a point "changes cell" when its cell or its slab changes (its sub-cell).
+  // 1. New keys and float coordinates at the old positions, a block of positions at a time. Cell
+  // by cell along the walk, the caller's points are gathered into a packed block and their float
+  // coordinates written relative to the old cell's frame; the build's key pass (simd/cell_keys.hpp)
+  // then gives the block's keys (slabs and column keys included), and a point whose key differs
+  // from its old sub-cell's is a "mover". Every position's new key is kept for steps 2-4.
   for (int k = 0; k < Dim; ++k) spare.moved_axis[k].resize(n);
   spare.changed_cell.resize(n);
   spare.position_keys.resize(n);
   std::vector<std::size_t> changed_before(chunks + 1, 0);  // movers per chunk, then their prefix
-  std::atomic<int> outside = 0;
+  const CellKeysFn<Dim, T> cell_keys = best_cell_keys<Dim, T>(context.simd);
+  CellKeyInput<Dim, T> key_input{nullptr, Dim, grid.origin, grid.inv_cell, 0};
+  key_input.slab_bits = slab_bits;
+  if (columns) key_input.column_z_bits = z_bits;
   parallel_region(threads, [&] {
-#pragma omp for schedule(dynamic, 1) nowait
+    FrameOrigins<Dim> frames(grid, Dim * kFrameBits);
+    const int frame_bit = Dim * kFrameBits + slab_bits;  // a sub-cell key's frame: from this bit
+#pragma omp for schedule(static) nowait
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
       // Local copies: the byte stores below may alias anything, which would otherwise force
-      // reloads of every member in the inner loop.
+      // reloads of every member in the inner loops. `was` holds each position's old sub-cell key.
       std::array<float*, Dim> moved_axis;
-      std::array<double, Dim> origin, extent;
-      for (int k = 0; k < Dim; ++k) {
-        moved_axis[k] = spare.moved_axis[k].data();
-        origin[k] = grid.origin[k];
-        extent[k] = static_cast<double>(dims[k]);
-      }
-      const double inv_cell = grid.inv_cell;
-      const double cell_size = grid.cell_size;
-      const double slab_scale = static_cast<double>(slab_count);
+      for (int k = 0; k < Dim; ++k) moved_axis[k] = spare.moved_axis[k].data();
+      const T* data = points.data;
+      const std::size_t stride = points.stride;
       const index_t* order_of = order.data();
       std::uint8_t* changed_cell = spare.changed_cell.data();
-      std::uint64_t* keys = spare.position_keys.data();
+      std::uint64_t* new_keys = spare.position_keys.data();
       std::size_t changed = 0;
-      int off_lattice = 0;
-      // Blocks of positions: first a plain gather of the caller's coordinates (many independent
-      // cache misses in flight), then the arithmetic on the gathered block.
       constexpr std::uint32_t kBlock = 256;
-      std::array<std::array<double, kBlock>, Dim> gathered;
+      std::array<T, kBlock * Dim> packed;
+      std::array<std::uint64_t, kBlock> now, was;
+      std::array<std::uint32_t, kBlock> unused_order;
+      CellKeyInput<Dim, T> input = key_input;
+      input.data = packed.data();
       const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
       std::size_t c = first[j];
       CellWalk walk(*this, static_cast<std::uint32_t>(c));
-      CellCoord old_cell = walk.coord();  // the lattice coordinates of cell c
-      int slab = 0;                       // the slab of cell c that position s lies in
       for (std::uint32_t block = begin; block < end; block += kBlock) {
         const std::uint32_t stop = std::min(end, block + kBlock);
-        for (std::uint32_t s = block; s < stop; ++s) {
-          const index_t i = order_of[s];
-          for (int k = 0; k < Dim; ++k) gathered[k][s - block] = points.coord(i, k);
-        }
-        for (std::uint32_t s = block; s < stop; ++s) {
+        const std::uint32_t length = stop - block;
+        // Cell by cell (and slab by slab): each point gathered, its float coordinates written
+        // relative to its old cell's frame, and the old key noted.
+        for (std::uint32_t s = block; s < stop;) {
           while (cell_start[c + 1] <= s) {
             ++c;
             walk.next();
-            old_cell = walk.coord();
-            slab = 0;
           }
-          while (slab + 1 < slab_count &&
-                 slab_begin(static_cast<std::uint32_t>(c), slab + 1) <= s) {
-            ++slab;
-          }
-          CellCoord cell;
-          std::uint32_t moved = 0;
-          std::uint32_t new_slab = 0;
-          for (int k = 0; k < Dim; ++k) {
-            const double x = gathered[k][s - block];
-            const double u = (x - origin[k]) * inv_cell;
-            const bool off = !(u >= 0.0 && u < extent[k]);
-            off_lattice |= static_cast<int>(off);
-            cell[k] = off ? 0u : static_cast<std::uint32_t>(u);
-            moved |= cell[k] ^ old_cell[k];
-            // Relative to the frame of the point's new cell (cell_list_layout.hpp).
-            moved_axis[k][s] = static_cast<float>(
-                x - frame_origin(origin[k], cell_size, static_cast<std::int64_t>(cell[k])));
-            if (k == Dim - 1 && !off) {
-              // floor(u * slabs) - slabs * floor(u), as the key pass computes it (exact).
-              new_slab = static_cast<std::uint32_t>(u * slab_scale) -
-                         cell[k] * static_cast<std::uint32_t>(slab_count);
+          const std::uint64_t key = walk.key();
+          const std::array<double, Dim>& origin = frames.of_key(key);
+          const auto cell = static_cast<std::uint32_t>(c);
+          const std::uint32_t cell_stop = std::min(cell_start[c + 1], stop);
+          for (int slab = 0; slab < slab_count; ++slab) {
+            const std::uint32_t to = std::min(cell_stop, slab_begin(cell, slab + 1));
+            const std::uint64_t sub_cell = key << slab_bits | static_cast<std::uint64_t>(slab);
+            for (; s < to; ++s) {
+              const std::uint32_t p = s - block;
+              const T* point = data + static_cast<std::size_t>(order_of[s]) * stride;
+              for (int k = 0; k < Dim; ++k) {
+                const T x = point[k];
+                packed[p * Dim + k] = x;
+                moved_axis[k][s] = static_cast<float>(static_cast<double>(x) - origin[k]);
+              }
+              was[p] = sub_cell;
             }
           }
-          moved |= new_slab ^ static_cast<std::uint32_t>(slab);
-          const std::uint32_t changed_here = moved != 0 ? 1u : 0u;
-          changed_cell[s] = static_cast<std::uint8_t>(changed_here);
-          if (changed_here != 0) {  // gathered data: cheap branch
-            keys[s] = cell_key(cell) << slab_bits | new_slab;
+        }
+        cell_keys(input, 0, length, now.data(), unused_order.data());
+        std::uint32_t block_changed = 0;
+        std::uint64_t frames_changed = 0;
+        for (std::uint32_t p = 0; p < length; ++p) {
+          const bool moved = now[p] != was[p];
+          changed_cell[block + p] = moved ? 1 : 0;
+          block_changed += moved ? 1 : 0;
+          frames_changed |= (now[p] ^ was[p]) >> frame_bit;
+          new_keys[block + p] = now[p];
+        }
+        changed += block_changed;
+        // A point whose frame changed (rare): its coordinates relative to its new cell's frame.
+        for (std::uint32_t p = 0; frames_changed != 0 && p < length; ++p) {
+          if ((now[p] ^ was[p]) >> frame_bit == 0) continue;
+          const std::array<double, Dim>& origin = frames.of_key(now[p] >> slab_bits);
+          for (int k = 0; k < Dim; ++k) {
+            moved_axis[k][block + p] =
+                static_cast<float>(static_cast<double>(packed[p * Dim + k]) - origin[k]);
           }
-          changed += changed_here;
         }
       }
-      outside.fetch_or(off_lattice, std::memory_order_relaxed);
       changed_before[j + 1] = changed;
     }
   });
-  if (outside.load() != 0) return std::nullopt;
   std::partial_sum(changed_before.begin(), changed_before.end(), changed_before.begin());
   const std::size_t movers = changed_before[chunks];
   if (movers == 0) {
@@ -208,7 +226,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   spare.mover_keys.resize(movers);
   spare.mover_positions.resize(movers);
   parallel_region(threads, [&] {
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(static) nowait
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
       std::size_t at = changed_before[j];
       for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]]; ++s) {
@@ -237,46 +255,54 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   spare.order.resize(n);
   for (int k = 0; k < Dim; ++k) spare.axis[k].resize(n);
   spare.cell_begins.assign((n + 63) / 64, 0);
-  spare.slab_of.resize(slab_bits > 0 ? n : 0);
   parallel_region(threads, [&] {
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(static) nowait
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
+      // Local copies of the arrays' addresses, as in step 1. The merged order holds old
+      // positions for now (their keys are read in step 4), original indices after step 4.
+      index_t* out_source = spare.order.data();
+      std::array<float*, Dim> out_axis;
+      std::array<const float*, Dim> in_axis;
+      for (int k = 0; k < Dim; ++k) {
+        out_axis[k] = spare.axis[k].data();
+        in_axis[k] = spare.moved_axis[k].data();
+      }
+      const std::uint8_t* changed_cell = spare.changed_cell.data();
+      const std::uint64_t* mover_keys = spare.mover_keys.data();
+      const std::uint32_t* mover_positions = spare.mover_positions.data();
+      const std::uint64_t* stayer_keys = spare.position_keys.data();
+      const int key_slab_bits = slab_bits;
       std::size_t m = mover_begin[j];
       const std::size_t m_end = mover_begin[j + 1];
       // Stayers before this chunk, plus movers with smaller keys.
       std::size_t t = cell_start[first[j]] - changed_before[j] + m;
-      std::uint64_t previous = 0;
-      bool first_out = true;  // keys below this chunk's interval belong to earlier chunks
+      // The cell of the last position written; none yet (keys below this chunk's interval belong
+      // to earlier chunks, so its first position begins a cell).
+      std::uint64_t open_cell = std::numeric_limits<std::uint64_t>::max();
       CellBegins marks(spare.cell_begins);  // the chunk's output positions come in order
       const auto emit = [&](std::uint32_t s, std::uint64_t key) {
-        spare.order[t] = order[s];
-        for (int k = 0; k < Dim; ++k) spare.axis[k][t] = spare.moved_axis[k][s];
-        const bool begins_cell = first_out || key >> slab_bits != previous >> slab_bits;
-        marks.set(t, begins_cell);
-        if (begins_cell) spare.position_keys[t] = key >> slab_bits;
-        if (slab_bits > 0) spare.slab_of[t] = static_cast<std::uint8_t>(key & (slab_count - 1));
-        previous = key;
-        first_out = false;
+        out_source[t] = s;
+        for (int k = 0; k < Dim; ++k) out_axis[k][t] = in_axis[k][s];
+        if (const std::uint64_t cell = key >> key_slab_bits; cell != open_cell) {
+          marks.set(t, true);
+          open_cell = cell;
+        }
         ++t;
       };
       const auto emit_movers_below = [&](std::uint64_t bound, bool inclusive) {
-        while (m < m_end &&
-               (spare.mover_keys[m] < bound || (inclusive && spare.mover_keys[m] == bound))) {
-          emit(spare.mover_positions[m], spare.mover_keys[m]);
+        while (m < m_end && (mover_keys[m] < bound || (inclusive && mover_keys[m] == bound))) {
+          emit(mover_positions[m], mover_keys[m]);
           ++m;
         }
       };
-      CellWalk walk(*this, static_cast<std::uint32_t>(first[j]));
-      for (std::size_t c = first[j]; c < first[j + 1]; ++c, walk.next()) {
-        for (int slab = 0; slab < slab_count; ++slab) {
-          const std::uint64_t key = key_of_slab(walk.coord(), slab);
-          emit_movers_below(key, false);
-          const auto cell = static_cast<std::uint32_t>(c);
-          for (std::uint32_t s = slab_begin(cell, slab); s < slab_begin(cell, slab + 1); ++s) {
-            if (spare.changed_cell[s] == 0) emit(s, key);
-          }
-          emit_movers_below(key, true);
-        }
+      // The chunk's stayers, in order of their keys (those of their cells, unchanged), merged
+      // with its movers; a mover goes after the stayers of its sub-cell.
+      const std::uint32_t stop = cell_start[first[j + 1]];
+      for (std::uint32_t s = cell_start[first[j]]; s < stop; ++s) {
+        if (changed_cell[s] != 0) continue;
+        const std::uint64_t key = stayer_keys[s];
+        emit_movers_below(key, false);
+        emit(s, key);
       }
       emit_movers_below(std::numeric_limits<std::uint64_t>::max(), true);
     }
@@ -290,10 +316,23 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   next.slab_bits = slab_bits;
   next.columns = columns;
   next.z_bits = z_bits;
+  // The key of new position s: that of its old position, next.order[s] (step 1 kept every
+  // position's new key).
+  const auto key_at = [&](std::uint32_t s) { return spare.position_keys[next.order[s]]; };
   const std::vector<CellCoord> coords =
       next.index_cells(spare.cell_begins, n, threads,
-                       [&](std::uint32_t s) { return cell_of_key(spare.position_keys[s]); });
-  next.index_slabs(threads, [&](std::uint32_t s) { return static_cast<int>(spare.slab_of[s]); });
+                       [&](std::uint32_t s) { return cell_of_key(key_at(s) >> slab_bits); });
+  next.index_slabs(threads, [&](std::uint32_t s) {
+    return static_cast<int>(key_at(s) & static_cast<std::uint64_t>(slab_count - 1));
+  });
+  // Old positions to original indices.
+  parallel_region(threads, [&] {
+    index_t* merged = next.order.data();
+    const index_t* old_order = order.data();
+#pragma omp for schedule(static) nowait
+    for (std::int64_t s = 0; s < static_cast<std::int64_t>(n); ++s)
+      merged[s] = old_order[merged[s]];
+  });
   next.index_order(coords, threads);
   const bool same_cells =
       columns ? next.cell_z == cell_z && next.column_runs == column_runs : next.tiles == tiles;
