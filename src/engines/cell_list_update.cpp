@@ -122,8 +122,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     }
   }
 
-  // 1. New keys and float coordinates at the old positions, a block of positions at a time. Cell
-  // by cell along the walk, the caller's points are gathered into a packed block and their float
+  // 1. New keys and float coordinates at the old positions, a block of positions at a time: the
+  // caller's points gathered into a packed block, then, cell by cell along the walk, their float
   // coordinates written relative to the old cell's frame; the build's key pass (simd/cell_keys.hpp)
   // then gives the block's keys (slabs and column keys included), and a point whose key differs
   // from its old sub-cell's is a "mover". Every position's new key is kept for steps 2-4.
@@ -162,8 +162,15 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       for (std::uint32_t block = begin; block < end; block += kBlock) {
         const std::uint32_t stop = std::min(end, block + kBlock);
         const std::uint32_t length = stop - block;
-        // Cell by cell (and slab by slab): each point gathered, its float coordinates written
-        // relative to its old cell's frame, and the old key noted.
+        // A plain gather first: many independent cache misses in flight when the caller's order
+        // is not the layout's (fused into the loop below, a refresh of 1M shuffled points took
+        // 1.4x as long).
+        for (std::uint32_t p = 0; p < length; ++p) {
+          const T* point = data + static_cast<std::size_t>(order_of[block + p]) * stride;
+          for (int k = 0; k < Dim; ++k) packed[p * Dim + k] = point[k];
+        }
+        // Cell by cell (and slab by slab): float coordinates relative to the old cell's frame,
+        // and the old key.
         for (std::uint32_t s = block; s < stop;) {
           while (cell_start[c + 1] <= s) {
             ++c;
@@ -178,11 +185,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
             const std::uint64_t sub_cell = key << slab_bits | static_cast<std::uint64_t>(slab);
             for (; s < to; ++s) {
               const std::uint32_t p = s - block;
-              const T* point = data + static_cast<std::size_t>(order_of[s]) * stride;
               for (int k = 0; k < Dim; ++k) {
-                const T x = point[k];
-                packed[p * Dim + k] = x;
-                moved_axis[k][s] = static_cast<float>(static_cast<double>(x) - origin[k]);
+                moved_axis[k][s] =
+                    static_cast<float>(static_cast<double>(packed[p * Dim + k]) - origin[k]);
               }
               was[p] = sub_cell;
             }
