@@ -163,8 +163,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// changed cell, and patches when the sample showed none and its exact count finds at most 4%
   /// (CellListLayout::update): with the build's sort and carried gather a patch took longer than
   /// a rebuild whenever points had changed cell, 1.3-1.6x at 100k-1M points (docs/benchmarks.md,
-  /// "Update vs rebuild" and the eightieth session); since the eighty-first's faster patch,
-  /// 1.0-1.2x at 100k-1M (1 and 2 threads), but less than a rebuild after the first step's
+  /// "Update vs rebuild" and the eightieth session), and since the eighty-first session's faster
+  /// patch still 1.0-1.2x (1 and 2 threads), but less than a rebuild after the first step's
   /// full pass.
   static constexpr typename CellListLayout<Dim>::UpdateLimits kUpdateLimits{0.0, 0.04};
   /// Builds and updates of fewer points run on one thread (for_build()). Measured on 2 threads

@@ -104,16 +104,16 @@ class CellBegins {
 
 /// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
 /// allocates (and page-faults) nothing once they have grown to the point count: about 37 bytes
-/// per point in 3D (29 in 2D) after an update that moved points between
-/// cells (21 in 3D after one that only refreshed coordinates), on top of the layout's 16
-/// (tests/test_index_memory.cpp measures it).
+/// per point in 3D (29 in 2D) after an update that moved points between cells (21 in 3D after
+/// one that only refreshed coordinates), on top of the layout's 16 (tests/test_index_memory.cpp
+/// measures it).
 template <int Dim>
 struct CellListSpare {
   std::array<IndexVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
   std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
   /// Per old position, the key of the point's sub-cell now (a build's sort key).
   std::vector<std::uint64_t> position_keys;
-  std::vector<std::uint64_t> mover_keys;       ///< Morton key of each mover's new cell
+  std::vector<std::uint64_t> mover_keys;       ///< each mover's key (its sub-cell's now)
   std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
   std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
   std::vector<std::uint32_t> sort_values;
@@ -378,8 +378,9 @@ class CellListLayout {
     }
     /// Lattice coordinates of the current cell.
     const CellCoord& coord() const { return coord_; }
-    /// The current cell's sort key, cell_key(coord()), its Morton part computed once per tile
-    /// (whose cells' codes differ in their low Dim * kTileShift bits only) or column run.
+    /// The current cell's sort key, cell_key(coord()) (on lattices whose Morton codes hold the
+    /// coordinates, as update()'s), its Morton part computed once per tile (whose cells' codes
+    /// differ in their low Dim * kTileShift bits only) or column run.
     std::uint64_t key() {
       if constexpr (Dim == 3) {
         if (z_ != nullptr) {
