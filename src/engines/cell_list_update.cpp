@@ -64,11 +64,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   }
   const int threads = context.threads;
   const std::size_t count = cells();
-  // Keys of sub-cells (cell c, slab j), as the build sorts them (cell_keys.hpp).
   const int slab_count = slabs();
-  const auto key_of_slab = [&](const CellCoord& cell, int j) {
-    return cell_key(cell) << slab_bits | static_cast<std::uint64_t>(j);
-  };
 
   // Chunks of whole cells, about n / chunks points each: chunk j is cells [first[j], first[j+1]).
   const std::size_t chunks = std::min<std::size_t>(count, 8 * static_cast<std::size_t>(threads));
@@ -227,7 +223,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     return std::nullopt;
   }
 
-  // 2. The movers, sorted by the key of their new cell (stable: ties by old position).
+  // 2. The movers, sorted by the key of their new sub-cell (stable: ties by old position).
   spare.mover_keys.resize(movers);
   spare.mover_positions.resize(movers);
   parallel_region(threads, [&] {
@@ -245,12 +241,13 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   radix_sort_pairs(spare.mover_keys, spare.mover_positions, Dim * bits + slab_bits, threads,
                    spare.sort_keys, spare.sort_values);
 
-  // 3. Merge, chunk by chunk. Chunk j takes the movers with keys in [lowest[j], lowest[j + 1]).
+  // 3. Merge, chunk by chunk. Chunk j takes the movers with keys in [lowest[j], lowest[j + 1]),
+  // lowest[j] the sub-cell key of its first cell's slab 0.
   std::vector<std::size_t> mover_begin(chunks + 1);
   for (std::size_t j = 0; j <= chunks; ++j) {
     const std::uint64_t lowest =
         j == 0             ? 0
-        : first[j] < count ? key_of_slab(coord_of(static_cast<std::uint32_t>(first[j])), 0)
+        : first[j] < count ? cell_key(coord_of(static_cast<std::uint32_t>(first[j]))) << slab_bits
                            : std::numeric_limits<std::uint64_t>::max();
     mover_begin[j] = static_cast<std::size_t>(
         std::lower_bound(spare.mover_keys.begin(), spare.mover_keys.end(), lowest) -
@@ -294,11 +291,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
         }
         ++t;
       };
-      const auto emit_movers_below = [&](std::uint64_t bound, bool inclusive) {
-        while (m < m_end && (mover_keys[m] < bound || (inclusive && mover_keys[m] == bound))) {
-          emit(mover_positions[m], mover_keys[m]);
-          ++m;
-        }
+      const auto emit_movers_below = [&](std::uint64_t bound) {
+        for (; m < m_end && mover_keys[m] < bound; ++m) emit(mover_positions[m], mover_keys[m]);
       };
       // The chunk's stayers, in order of their keys (those of their cells, unchanged), merged
       // with its movers; a mover goes after the stayers of its sub-cell.
@@ -306,10 +300,10 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       for (std::uint32_t s = cell_start[first[j]]; s < stop; ++s) {
         if (changed_cell[s] != 0) continue;
         const std::uint64_t key = stayer_keys[s];
-        emit_movers_below(key, false);
+        emit_movers_below(key);
         emit(s, key);
       }
-      emit_movers_below(std::numeric_limits<std::uint64_t>::max(), true);
+      for (; m < m_end; ++m) emit(mover_positions[m], mover_keys[m]);  // after the last stayer
     }
   });
 
