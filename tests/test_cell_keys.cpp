@@ -4,8 +4,9 @@
 // boundaries, padded strides, coarse keys, slabs (the slab along the last axis appended, by its
 // own oracle: the fractional part of u times the slab count), 3D column keys (the Morton code of
 // (x, y), then z in its own bits: the cell_list layout's column order), ranges whose length is not
-// a multiple of the vector width, both outputs (key and index arrays, or packed records), and the
-// query mode of cross queries (points off the lattice, NaN, infinities, clamped cells).
+// a multiple of the vector width, both outputs (key and index arrays, or packed records), the
+// query mode of cross queries (points off the lattice, NaN, infinities, clamped cells), and
+// update()'s key pass (the same keys compared with old ones, and coordinates relative to a frame).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +21,10 @@ namespace {
 
 using spatialhash::Simd;
 using spatialhash::detail::best_cell_keys;
+using spatialhash::detail::best_key_changes;
 using spatialhash::detail::CellKeyInput;
+using spatialhash::detail::KeyChangeCount;
+using spatialhash::detail::KeyChanges;
 
 /// Morton code by definition: bit b of axis k goes to bit b * Dim + k.
 template <int Dim>
@@ -32,6 +36,53 @@ std::uint64_t interleave(const std::array<std::uint64_t, Dim>& cell) {
     }
   }
   return code;
+}
+
+/// update()'s key pass (key_changes) at `level` over [begin, end) of the points of `input`, whose
+/// keys the oracle gave as `keys`: the same keys, compared with keys the points had (every third
+/// the same, the others differing in a low bit or in a high one), the count of changed keys and
+/// the OR of the differences, and each point's coordinates relative to an origin, the difference
+/// taken in double and rounded to float; nothing written outside the range.
+template <int Dim, class T>
+void check_key_changes(Simd level, const CellKeyInput<Dim, T>& input, std::size_t begin,
+                       std::size_t end, const std::vector<std::uint64_t>& keys) {
+  const std::size_t size = keys.size();
+  std::vector<std::uint64_t> was(size), now(size, ~std::uint64_t{0});
+  std::vector<std::uint8_t> changed(size, 7);
+  std::array<std::vector<float>, Dim> relative;
+  KeyChanges<Dim> out{was.data(), {}, {}, changed.data(), now.data()};
+  for (int k = 0; k < Dim; ++k) {
+    relative[k].assign(size, -1.0f);
+    out.relative[k] = relative[k].data();
+    out.origin[k] = 3.1 * k - 7.3;  // not a float: the rounding after the subtraction matters
+  }
+  std::size_t expected_changed = 0;
+  std::uint64_t expected_bits = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    was[i] =
+        i % 3 == 0 ? keys[i] : keys[i] ^ (i % 3 == 1 ? std::uint64_t{1} : std::uint64_t{1} << 40);
+    if (i >= begin && i < end && was[i] != keys[i]) {
+      ++expected_changed;
+      expected_bits |= was[i] ^ keys[i];
+    }
+  }
+  const KeyChangeCount count = best_key_changes<Dim, T>(level)(input, begin, end, out);
+  EXPECT_EQ(count.changed, expected_changed);
+  EXPECT_EQ(count.differing_bits, expected_bits);
+  for (std::size_t i = 0; i < size; ++i) {
+    if (i < begin || i >= end) {
+      EXPECT_EQ(now[i], ~std::uint64_t{0}) << "written outside the range at " << i;
+      EXPECT_EQ(changed[i], 7) << "written outside the range at " << i;
+      for (int k = 0; k < Dim; ++k) EXPECT_EQ(relative[k][i], -1.0f) << "at " << i;
+      continue;
+    }
+    ASSERT_EQ(now[i], keys[i]) << "point " << i;
+    ASSERT_EQ(changed[i], was[i] != keys[i] ? 1 : 0) << "point " << i;
+    for (int k = 0; k < Dim; ++k) {
+      const double x = static_cast<double>(input.data[i * input.stride + k]);
+      ASSERT_EQ(relative[k][i], static_cast<float>(x - out.origin[k])) << "point " << i;
+    }
+  }
 }
 
 template <int Dim, class T>
@@ -92,6 +143,7 @@ void check_level(Simd level, std::size_t stride, double cell_size, int shift, in
     ASSERT_EQ(keys[i], code << slab_bits | slab) << "point " << i;
     ASSERT_EQ(order[i], i);
   }
+  check_key_changes<Dim, T>(level, input, begin, end, keys);
   // Packed records (no order array): code << 32 | index, the codes here fit in 32 bits.
   std::vector<std::uint64_t> packed(kPoints, ~std::uint64_t{0});
   keys_of(input, begin, end, packed.data(), nullptr);

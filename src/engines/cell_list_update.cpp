@@ -8,9 +8,9 @@
 //      changed cell (for the default engine, any), the caller rebuilds at once (a patch costs
 //      more than a rebuild, docs/benchmarks.md).
 //   1. For every sorted position: the point gathered from the caller's array (in the layout's
-//      order), its float coordinates, and the key of its sub-cell now, computed by the build's
-//      key pass (simd/cell_keys.hpp); a point whose key differs from its old cell's is a mover.
-//      If there is none, the new coordinates simply replace the old ones.
+//      order), then, in one SIMD pass (update()'s key pass, simd/cell_keys.hpp), the key of its
+//      sub-cell now, whether it differs from its old one (a "mover"), and its float coordinates.
+//      If there is no mover, the new coordinates simply replace the old ones.
 //   2. The movers are collected and radix sorted by key.
 //   3. Each chunk covers a key interval [key of its first cell, key of the next chunk's first
 //      cell); it merges its staying points (already in key order) with the movers whose keys fall
@@ -119,15 +119,17 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   }
 
   // 1. New keys and float coordinates at the old positions, a block of positions at a time: the
-  // caller's points gathered into a packed block, then, cell by cell along the walk, their float
-  // coordinates written relative to the old cell's frame; the build's key pass (simd/cell_keys.hpp)
-  // then gives the block's keys (slabs and column keys included), and a point whose key differs
-  // from its old sub-cell's is a "mover". Every position's new key is kept for steps 2-4.
+  // caller's points gathered into a packed block, then, cell by cell along the walk, each
+  // position's old sub-cell key; update()'s key pass (simd/cell_keys.hpp, the build's key
+  // arithmetic: slabs and column keys included) then gives, per run of positions in one float
+  // frame (nearly always the whole block), the block's new keys, which of them differ from the
+  // old ones (the "movers") and the float coordinates relative to the old frame. Every position's
+  // new key is kept for steps 2-4.
   for (int k = 0; k < Dim; ++k) spare.moved_axis[k].resize(n);
   spare.changed_cell.resize(n);
   spare.position_keys.resize(n);
   std::vector<std::size_t> changed_before(chunks + 1, 0);  // movers per chunk, then their prefix
-  const CellKeysFn<Dim, T> cell_keys = best_cell_keys<Dim, T>(context.simd);
+  const KeyChangesFn<Dim, T> key_changes = best_key_changes<Dim, T>(context.simd);
   CellKeyInput<Dim, T> key_input{nullptr, Dim, grid.origin, grid.inv_cell, 0};
   key_input.slab_bits = slab_bits;
   if (columns) key_input.column_z_bits = z_bits;
@@ -136,8 +138,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     const int frame_bit = Dim * kFrameBits + slab_bits;  // a sub-cell key's frame: from this bit
 #pragma omp for schedule(static) nowait
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
-      // Local copies: the byte stores below may alias anything, which would otherwise force
-      // reloads of every member in the inner loops. `was` holds each position's old sub-cell key.
+      // Local copies: the stores below may alias anything, which would otherwise force reloads of
+      // every member in the inner loops. `was` holds each position's old sub-cell key.
       std::array<float*, Dim> moved_axis;
       for (int k = 0; k < Dim; ++k) moved_axis[k] = spare.moved_axis[k].data();
       const T* data = points.data;
@@ -148,8 +150,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
       std::size_t changed = 0;
       constexpr std::uint32_t kBlock = 256;
       std::array<T, kBlock * Dim> packed;
-      std::array<std::uint64_t, kBlock> now, was;
-      std::array<std::uint32_t, kBlock> unused_order;
+      std::array<std::uint64_t, kBlock> was;
       CellKeyInput<Dim, T> input = key_input;
       input.data = packed.data();
       const std::uint32_t begin = cell_start[first[j]], end = cell_start[first[j + 1]];
@@ -165,45 +166,44 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
           const T* point = data + static_cast<std::size_t>(order_of[block + p]) * stride;
           for (int k = 0; k < Dim; ++k) packed[p * Dim + k] = point[k];
         }
-        // Cell by cell (and slab by slab): float coordinates relative to the old cell's frame,
-        // and the old key.
+        // Cell by cell (and slab by slab): the old key.
         for (std::uint32_t s = block; s < stop;) {
           while (cell_start[c + 1] <= s) {
             ++c;
             walk.next();
           }
           const std::uint64_t key = walk.key();
-          const std::array<double, Dim>& origin = frames.of_key(key);
           const auto cell = static_cast<std::uint32_t>(c);
           const std::uint32_t cell_stop = std::min(cell_start[c + 1], stop);
           for (int slab = 0; slab < slab_count; ++slab) {
             const std::uint32_t to = std::min(cell_stop, slab_begin(cell, slab + 1));
             const std::uint64_t sub_cell = key << slab_bits | static_cast<std::uint64_t>(slab);
-            for (; s < to; ++s) {
-              const std::uint32_t p = s - block;
-              for (int k = 0; k < Dim; ++k) {
-                moved_axis[k][s] =
-                    static_cast<float>(static_cast<double>(packed[p * Dim + k]) - origin[k]);
-              }
-              was[p] = sub_cell;
-            }
+            for (; s < to; ++s) was[s - block] = sub_cell;
           }
         }
-        cell_keys(input, 0, length, now.data(), unused_order.data());
-        std::uint32_t block_changed = 0;
+        // The key pass, a run of positions of one old frame at a time (keys ascend along the
+        // positions, and a frame is a prefix of the key).
+        KeyChanges<Dim> out{was.data(), {}, {}, changed_cell + block, new_keys + block};
+        for (int k = 0; k < Dim; ++k) out.relative[k] = moved_axis[k] + block;
         std::uint64_t frames_changed = 0;
-        for (std::uint32_t p = 0; p < length; ++p) {
-          const bool moved = now[p] != was[p];
-          changed_cell[block + p] = moved ? 1 : 0;
-          block_changed += moved ? 1 : 0;
-          frames_changed |= (now[p] ^ was[p]) >> frame_bit;
-          new_keys[block + p] = now[p];
+        for (std::uint32_t from = 0; from < length;) {
+          const std::uint64_t frame = was[from] >> frame_bit;
+          std::uint32_t to = length;
+          if (was[length - 1] >> frame_bit != frame) {
+            to = from + 1;
+            while (to < length && was[to] >> frame_bit == frame) ++to;
+          }
+          out.origin = frames.of_key(was[from] >> slab_bits);
+          const KeyChangeCount count = key_changes(input, from, to, out);
+          changed += count.changed;
+          frames_changed |= count.differing_bits >> frame_bit;
+          from = to;
         }
-        changed += block_changed;
         // A point whose frame changed (rare): its coordinates relative to its new cell's frame.
         for (std::uint32_t p = 0; frames_changed != 0 && p < length; ++p) {
-          if ((now[p] ^ was[p]) >> frame_bit == 0) continue;
-          const std::array<double, Dim>& origin = frames.of_key(now[p] >> slab_bits);
+          const std::uint64_t now = new_keys[block + p];
+          if ((now ^ was[p]) >> frame_bit == 0) continue;
+          const std::array<double, Dim>& origin = frames.of_key(now >> slab_bits);
           for (int k = 0; k < Dim; ++k) {
             moved_axis[k][block + p] =
                 static_cast<float>(static_cast<double>(packed[p * Dim + k]) - origin[k]);

@@ -1,5 +1,7 @@
 // Cell keys: the first pass of the cell_list build. Each point's lattice cell, as a Morton code,
-// and the identity permutation the radix sort then reorders.
+// and the identity permutation the radix sort then reorders. The same arithmetic serves update()
+// (KeyChangesFn: the keys compared with the old ones, and coordinates relative to a float frame)
+// and cross queries (query mode).
 //
 // The cell of a point is floor((x_k - origin_k) * inv_cell) along each axis, computed in double
 // exactly as GridGeometry::cell_along does (a subtraction, then a product; no fused multiply-add),
@@ -70,6 +72,43 @@ template <int Dim, class T>
 void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std::size_t end,
                       std::uint64_t* keys, std::uint32_t* order);
 
+/// What update()'s key pass (KeyChangesFn) writes for point i besides its key: whether the key
+/// changed, and the point's coordinates relative to a float frame.
+template <int Dim>
+struct KeyChanges {
+  const std::uint64_t* was;          ///< the key each point had
+  std::array<double, Dim> origin;    ///< the frame's origin
+  std::array<float*, Dim> relative;  ///< relative[k][i] = (float)(x_k - origin[k]), in double
+  std::uint8_t* changed;             ///< 1 where the key differs from `was`, else 0
+  std::uint64_t* keys;               ///< the keys now
+};
+
+/// What update()'s key pass found over its range: how many keys changed, and the bits in which
+/// any key differs from the one it had (the OR of every key ^ was).
+struct KeyChangeCount {
+  std::size_t changed = 0;
+  std::uint64_t differing_bits = 0;
+};
+
+/// update()'s key pass (CellListLayout::update): for i in [begin, end), out.keys[i] = point i's
+/// key as the key pass gives it (outside query mode), compared with out.was[i], and the point's
+/// coordinates relative to out.origin (KeyChanges), in one pass over the points, from the same
+/// vectors: computed apart, the keys, the comparison and the coordinates cost about 1.5-2 ns a
+/// point each (docs/benchmarks.md, eighty-first session).
+template <int Dim, class T>
+using KeyChangesFn = KeyChangeCount (*)(const CellKeyInput<Dim, T>& input, std::size_t begin,
+                                        std::size_t end, const KeyChanges<Dim>& out);
+
+template <int Dim, class T>
+KeyChangeCount key_changes_scalar(const CellKeyInput<Dim, T>& input, std::size_t begin,
+                                  std::size_t end, const KeyChanges<Dim>& out);
+template <int Dim, class T>
+KeyChangeCount key_changes_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin,
+                                std::size_t end, const KeyChanges<Dim>& out);
+template <int Dim, class T>
+KeyChangeCount key_changes_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin,
+                                  std::size_t end, const KeyChanges<Dim>& out);
+
 /// How a vector key pass picks its loop: calls `steps(packed, columns)` with std::bool_constant
 /// arguments, packed when the points lie at stride Dim (loaded as whole vectors, not gathered),
 /// columns when column keys are asked for (3D only), and returns what it returns.
@@ -86,9 +125,25 @@ std::size_t run_key_steps(const CellKeyInput<Dim, T>& input, Steps steps) {
                 : steps(std::false_type{}, std::false_type{});
 }
 
+/// update()'s key pass by a vector kernel: `steps(packed, columns)` runs the kernel's loop over
+/// [begin, rest) into its KeyChangeStore `store` and returns rest (run_key_steps picks the loop),
+/// then the scalar pass takes [rest, end).
+template <int Dim, class T, class Store, class Steps>
+KeyChangeCount key_changes_in_steps(const CellKeyInput<Dim, T>& input, std::size_t end,
+                                    const KeyChanges<Dim>& out, const Store& store, Steps steps) {
+  const std::size_t rest = run_key_steps(input, steps);
+  const KeyChangeCount vector = store.count();
+  const KeyChangeCount tail = key_changes_scalar(input, rest, end, out);
+  return {vector.changed + tail.changed, vector.differing_bits | tail.differing_bits};
+}
+
 /// The fastest key pass this build and processor run, at or below `limit`.
 template <int Dim, class T>
 CellKeysFn<Dim, T> best_cell_keys(Simd limit = Simd::automatic);
+
+/// The fastest key pass for update() this build and processor run, at or below `limit`.
+template <int Dim, class T>
+KeyChangesFn<Dim, T> best_key_changes(Simd limit = Simd::automatic);
 
 /// Instantiates the key pass `kernel` (cell_keys_scalar, _avx2, _avx512) for every dimension and
 /// coordinate type, each in the file that defines it.
@@ -101,5 +156,16 @@ CellKeysFn<Dim, T> best_cell_keys(Simd limit = Simd::automatic);
                                  std::uint64_t*, std::uint32_t*);                           \
   template void kernel<3, double>(const CellKeyInput<3, double>&, std::size_t, std::size_t, \
                                   std::uint64_t*, std::uint32_t*);
+
+/// Instantiates update()'s key pass `kernel` (key_changes_scalar, _avx2, _avx512) likewise.
+#define SPATIALHASH_INSTANTIATE_KEY_CHANGES(kernel)                                      \
+  template KeyChangeCount kernel<2, float>(const CellKeyInput<2, float>&, std::size_t,   \
+                                           std::size_t, const KeyChanges<2>&);           \
+  template KeyChangeCount kernel<2, double>(const CellKeyInput<2, double>&, std::size_t, \
+                                            std::size_t, const KeyChanges<2>&);          \
+  template KeyChangeCount kernel<3, float>(const CellKeyInput<3, float>&, std::size_t,   \
+                                           std::size_t, const KeyChanges<3>&);           \
+  template KeyChangeCount kernel<3, double>(const CellKeyInput<3, double>&, std::size_t, \
+                                            std::size_t, const KeyChanges<3>&);
 
 }  // namespace spatialhash::detail

@@ -2,6 +2,8 @@
 // -mavx2 -mfma; best_cell_keys() calls it only on processors that report both.
 #include <immintrin.h>
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -93,16 +95,77 @@ inline Axes<Dim> load_packed(const T* at) {
   return axes;
 }
 
-/// The key pass over [begin, end) in steps of 4 points, the rest left to the caller; the points
-/// packed (stride Dim, load_packed) or not (gathered). `input` is the caller's, copied: the stores
-/// then cannot alias it, and its fields stay in registers. Returns where the steps stopped.
-template <bool kPacked, bool kColumns, int Dim, class T>
+/// Where the key pass puts the keys of a step of 4 points from point i: into `keys` with the
+/// points' indices in `order`, or as packed records (order null; cell_keys.hpp).
+class KeyStore {
+ public:
+  KeyStore(std::uint64_t* keys, std::uint32_t* order) : keys_(keys), order_(order) {}
+  template <int Dim>
+  void operator()(std::size_t i, const Axes<Dim>& /*axes*/, __m256i key) const {
+    const __m128i index = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(i)), lane_);
+    if (order_ != nullptr) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys_ + i), key);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + i), index);
+    } else {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(keys_ + i),
+          _mm256_or_si256(_mm256_slli_epi64(key, 32), _mm256_cvtepu32_epi64(index)));
+    }
+  }
+
+ private:
+  std::uint64_t* keys_;
+  std::uint32_t* order_;
+  __m128i lane_ = _mm_setr_epi32(0, 1, 2, 3);
+};
+
+/// Where update()'s key pass puts a step's keys (KeyChanges): each compared with the key its point
+/// had, the points' coordinates relative to the frame converted to floats (the scalar pass's
+/// double subtraction, then the same rounding), and the count and differing bits gathered in
+/// registers until count().
+template <int Dim>
+class KeyChangeStore {
+ public:
+  explicit KeyChangeStore(const KeyChanges<Dim>& out) : out_(out) {
+    for (int k = 0; k < Dim; ++k) origin_[k] = _mm256_set1_pd(out.origin[k]);
+  }
+  void operator()(std::size_t i, const Axes<Dim>& axes, __m256i key) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out_.keys + i), key);
+    const __m256i was = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out_.was + i));
+    const __m256i same = _mm256_cmpeq_epi64(key, was);
+    differing_ = _mm256_or_si256(differing_, _mm256_xor_si256(key, was));
+    const auto kept = static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(same)));
+    changed_ += static_cast<std::size_t>(4 - std::popcount(kept));
+    for (int j = 0; j < 4; ++j) out_.changed[i + j] = ((kept >> j) & 1u) != 0 ? 0 : 1;
+    for (int k = 0; k < Dim; ++k) {
+      _mm_storeu_ps(out_.relative[k] + i, _mm256_cvtpd_ps(_mm256_sub_pd(axes.axis[k], origin_[k])));
+    }
+  }
+  KeyChangeCount count() const {
+    std::array<std::uint64_t, 4> lanes;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes.data()), differing_);
+    std::uint64_t bits = 0;
+    for (const std::uint64_t lane : lanes) bits |= lane;
+    return {changed_, bits};
+  }
+
+ private:
+  KeyChanges<Dim> out_;
+  __m256d origin_[Dim];
+  __m256i differing_ = _mm256_setzero_si256();
+  std::size_t changed_ = 0;
+};
+
+/// The key pass over [begin, end) in steps of 4 points, each step's keys handed to `store` as
+/// store(i, axes, keys) (KeyStore, KeyChangeStore), the rest left to the caller; the points packed
+/// (stride Dim, load_packed) or not (gathered). `input` is the caller's, copied: the stores then
+/// cannot alias it, and its fields stay in registers. Returns where the steps stopped.
+template <bool kPacked, bool kColumns, int Dim, class T, class Store>
 std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, std::size_t end,
-                          std::uint64_t* keys, std::uint32_t* order) {
+                          Store& store) {
   constexpr std::size_t kStep = 4;
   const auto stride = static_cast<int>(input.stride);
   const __m128i offsets = _mm_setr_epi32(0, stride, 2 * stride, 3 * stride);
-  const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
   const __m128i shift = _mm_cvtsi32_si128(input.shift);
   const __m256d inv_cell = _mm256_set1_pd(input.inv_cell);
   std::size_t i = begin;
@@ -158,15 +221,7 @@ std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, s
       key = _mm256_and_si256(_mm256_add_epi64(key, _mm256_set1_epi64x(1)),
                              _mm256_castpd_si256(on_lattice));
     }
-    const __m128i index = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(i)), lane);
-    if (order != nullptr) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i), key);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(order + i), index);
-    } else {
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(keys + i),
-          _mm256_or_si256(_mm256_slli_epi64(key, 32), _mm256_cvtepu32_epi64(index)));
-    }
+    store(i, axes, key);
   }
   return i;
 }
@@ -181,13 +236,26 @@ void cell_keys_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin, std::s
     cell_keys_scalar(input, begin, end, keys, order);
     return;
   }
+  KeyStore store(keys, order);
   const std::size_t rest = run_key_steps(input, [&](auto packed, auto columns) {
-    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end, keys,
-                                                                            order);
+    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end,
+                                                                            store);
   });
   cell_keys_scalar(input, rest, end, keys, order);
 }
 
+template <int Dim, class T>
+KeyChangeCount key_changes_avx2(const CellKeyInput<Dim, T>& input, std::size_t begin,
+                                std::size_t end, const KeyChanges<Dim>& out) {
+  if (input.stride > (std::size_t{1} << 28)) return key_changes_scalar(input, begin, end, out);
+  KeyChangeStore<Dim> store(out);
+  return key_changes_in_steps(input, end, out, store, [&](auto packed, auto columns) {
+    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end,
+                                                                            store);
+  });
+}
+
 SPATIALHASH_INSTANTIATE_CELL_KEYS(cell_keys_avx2)
+SPATIALHASH_INSTANTIATE_KEY_CHANGES(key_changes_avx2)
 
 }  // namespace spatialhash::detail

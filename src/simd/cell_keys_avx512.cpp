@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -108,18 +109,80 @@ inline __m512d gather_axis(const T* first, __m256i offsets) {
   }
 }
 
-/// The key pass over [begin, end) in steps of 8 points, the rest left to the caller; the points
+/// Where the key pass puts the keys of a step of 8 points from point i: into `keys` with the
+/// points' indices in `order`, or as packed records (order null; cell_keys.hpp).
+class KeyStore {
+ public:
+  KeyStore(std::uint64_t* keys, std::uint32_t* order) : keys_(keys), order_(order) {}
+  template <int Dim>
+  void operator()(std::size_t i, const Axes<Dim>& /*axes*/, __m512i key) const {
+    const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane_);
+    if (order_ != nullptr) {
+      _mm512_storeu_si512(keys_ + i, key);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(order_ + i), index);
+    } else {
+      _mm512_storeu_si512(keys_ + i, _mm512_or_si512(_mm512_maskz_slli_epi64(kAll, key, 32),
+                                                     _mm512_maskz_cvtepu32_epi64(kAll, index)));
+    }
+  }
+
+ private:
+  std::uint64_t* keys_;
+  std::uint32_t* order_;
+  __m256i lane_ = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+};
+
+/// Where update()'s key pass puts a step's keys (KeyChanges): each compared with the key its point
+/// had, the points' coordinates relative to the frame converted to floats (the scalar pass's
+/// double subtraction, then the same rounding), and the count and differing bits gathered in
+/// registers until count().
+template <int Dim>
+class KeyChangeStore {
+ public:
+  explicit KeyChangeStore(const KeyChanges<Dim>& out) : out_(out) {
+    for (int k = 0; k < Dim; ++k) origin_[k] = _mm512_set1_pd(out.origin[k]);
+  }
+  void operator()(std::size_t i, const Axes<Dim>& axes, __m512i key) {
+    _mm512_storeu_si512(out_.keys + i, key);
+    const __m512i was = _mm512_loadu_si512(out_.was + i);
+    const __mmask8 changed = _mm512_cmpneq_epi64_mask(key, was);
+    differing_ = _mm512_or_si512(differing_, _mm512_xor_si512(key, was));
+    changed_ += static_cast<std::size_t>(std::popcount(static_cast<unsigned>(changed)));
+    // One byte per point: 1 where it changed (vpmovqb of the mask's lanes set to 1).
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out_.changed + i),
+                     _mm512_maskz_cvtepi64_epi8(kAll, _mm512_maskz_set1_epi64(changed, 1)));
+    for (int k = 0; k < Dim; ++k) {
+      _mm256_storeu_ps(out_.relative[k] + i,
+                       _mm512_maskz_cvtpd_ps(kAll, _mm512_sub_pd(axes.axis[k], origin_[k])));
+    }
+  }
+  KeyChangeCount count() const {
+    std::array<std::uint64_t, 8> lanes;
+    _mm512_storeu_si512(lanes.data(), differing_);
+    std::uint64_t bits = 0;
+    for (const std::uint64_t lane : lanes) bits |= lane;
+    return {changed_, bits};
+  }
+
+ private:
+  KeyChanges<Dim> out_;
+  __m512d origin_[Dim];
+  __m512i differing_ = _mm512_setzero_si512();
+  std::size_t changed_ = 0;
+};
+
+/// The key pass over [begin, end) in steps of 8 points, each step's keys handed to `store` as
+/// store(i, axes, keys) (KeyStore, KeyChangeStore), the rest left to the caller; the points
 /// packed (stride Dim, loaded by PackedAxes) or not (gathered). `input` is the caller's, copied:
 /// the stores then cannot alias it, and its fields stay in registers.
-template <bool kPacked, bool kColumns, int Dim, class T>
+template <bool kPacked, bool kColumns, int Dim, class T, class Store>
 std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, std::size_t end,
-                          std::uint64_t* keys, std::uint32_t* order) {
+                          Store& store) {
   constexpr std::size_t kStep = 8;
   const auto stride = static_cast<int>(input.stride);
   const __m256i offsets =
       _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
   const PackedAxes<Dim, T> packed;
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m128i shift = _mm_cvtsi32_si128(input.shift);
   const __m512d inv_cell = _mm512_set1_pd(input.inv_cell);
   std::size_t i = begin;
@@ -174,14 +237,7 @@ std::size_t keys_in_steps(const CellKeyInput<Dim, T> input, std::size_t begin, s
     key = _mm512_or_si512(_mm512_maskz_sll_epi64(kAll, key, _mm_cvtsi32_si128(input.slab_bits)),
                           slab);
     if (input.queries) key = _mm512_maskz_add_epi64(on_lattice, key, _mm512_set1_epi64(1));
-    const __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(i)), lane);
-    if (order != nullptr) {
-      _mm512_storeu_si512(keys + i, key);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(order + i), index);
-    } else {
-      _mm512_storeu_si512(keys + i, _mm512_or_si512(_mm512_maskz_slli_epi64(kAll, key, 32),
-                                                    _mm512_maskz_cvtepu32_epi64(kAll, index)));
-    }
+    store(i, axes, key);
   }
   return i;
 }
@@ -196,13 +252,26 @@ void cell_keys_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin, std:
     cell_keys_scalar(input, begin, end, keys, order);
     return;
   }
+  KeyStore store(keys, order);
   const std::size_t rest = run_key_steps(input, [&](auto packed, auto columns) {
-    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end, keys,
-                                                                            order);
+    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end,
+                                                                            store);
   });
   cell_keys_scalar(input, rest, end, keys, order);
 }
 
+template <int Dim, class T>
+KeyChangeCount key_changes_avx512(const CellKeyInput<Dim, T>& input, std::size_t begin,
+                                  std::size_t end, const KeyChanges<Dim>& out) {
+  if (input.stride > (std::size_t{1} << 28)) return key_changes_scalar(input, begin, end, out);
+  KeyChangeStore<Dim> store(out);
+  return key_changes_in_steps(input, end, out, store, [&](auto packed, auto columns) {
+    return keys_in_steps<decltype(packed)::value, decltype(columns)::value>(input, begin, end,
+                                                                            store);
+  });
+}
+
 SPATIALHASH_INSTANTIATE_CELL_KEYS(cell_keys_avx512)
+SPATIALHASH_INSTANTIATE_KEY_CHANGES(key_changes_avx512)
 
 }  // namespace spatialhash::detail
