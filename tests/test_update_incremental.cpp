@@ -50,8 +50,9 @@ std::vector<std::vector<std::size_t>> sorted_rows(const spatialhash::NeighborLis
 template <int Dim, class T>
 class Driven {
  public:
-  Driven(const std::vector<T>& coords, double r, Engine engine, int threads)
-      : r_(r), engine_kind_(engine), threads_(threads) {
+  Driven(const std::vector<T>& coords, double r, Engine engine, int threads,
+         spatialhash::Simd simd = spatialhash::Simd::automatic)
+      : r_(r), engine_kind_(engine), threads_(threads), simd_(simd) {
     engine_ = spatialhash::detail::make_engine(engine, context(coords));
   }
 
@@ -125,13 +126,16 @@ class Driven {
   }
 
   spatialhash::detail::Context<Dim, T> context(const std::vector<T>& coords) const {
-    return spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords), r_,
-                                             threads_);
+    auto made =
+        spatialhash::detail::make_context(spatialhash::interleaved<Dim, T>(coords), r_, threads_);
+    made.simd = simd_;
+    return made;
   }
 
   double r_;
   Engine engine_kind_;
   int threads_;
+  spatialhash::Simd simd_;
   std::unique_ptr<spatialhash::detail::EngineBase<Dim, T>> engine_;
 };
 
@@ -220,6 +224,37 @@ TEST(CellListUpdate, EachPathIsTakenAndExact) {
       EXPECT_EQ(engine.step(coords), UpdateKind::rebuilt);
     }
   });
+}
+
+TEST(CellListUpdate, EveryKernelLevelRefreshesAndPatches) {
+  // update()'s key pass (simd/cell_keys.hpp) at every level this processor runs (Options::simd
+  // caps it as it caps the build's): the same positions (refreshed), a few jumps and small
+  // drifts (patched), each step exact.
+  using spatialhash::Simd;
+  for (const Simd level : {Simd::scalar, Simd::avx2, Simd::avx512}) {
+    if (!spatialhash::simd_available(level)) continue;
+    for_each_dim_type([level]<int Dim, class T>() {
+      SCOPED_TRACE((label<Dim, T>() + " level " + std::to_string(static_cast<int>(level))));
+      std::mt19937_64 g(11 + Dim);
+      const int side = Dim == 2 ? 30 : 10;
+      const double r = 1.6;
+      std::vector<T> coords = jittered_lattice<Dim, T>(side, g);
+      Driven<Dim, T> engine(coords, r, Engine::cell_list, 1, level);
+      std::vector<T> copy = coords;
+      EXPECT_EQ(engine.step(copy), UpdateKind::refreshed);
+      std::uniform_real_distribution<double> inside(0.0, side - 1.0);
+      for (std::size_t i = 0; i < coords.size() / Dim; i += 50) {
+        for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(inside(g));
+      }
+      EXPECT_EQ(engine.step(coords), UpdateKind::patched);
+      int patched = 0;
+      for (int s = 0; s < 3; ++s) {
+        drift<Dim>(coords, 0.01 * r, g);
+        patched += engine.step(coords) == UpdateKind::patched;
+      }
+      EXPECT_GT(patched, 0);
+    });
+  }
 }
 
 /// Moves every `stride`-th point to a random place inside [0, extent)^Dim.
