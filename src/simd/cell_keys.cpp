@@ -12,7 +12,9 @@ namespace spatialhash::detail {
 
 namespace {
 
-/// Point i's key (cell_keys.hpp, query mode included), its coordinates in `x` as doubles.
+/// Point i's key (cell_keys.hpp, query mode included), its coordinates in `x` as doubles. Always
+/// inlined: called from two loops, GCC kept it out of line, and the scalar key pass of the build
+/// and of update() took 1.1x as long (docs/benchmarks.md, eighty-second session).
 template <int Dim, class T>
 [[gnu::always_inline]] inline std::uint64_t key_of_point(const CellKeyInput<Dim, T>& input,
                                                          std::size_t i,

@@ -134,8 +134,8 @@ class KeyStore {
 
 /// Where update()'s key pass puts a step's keys (KeyChanges): each compared with the key its point
 /// had, the points' coordinates relative to the frame converted to floats (the scalar pass's
-/// double subtraction, then the same rounding), and the count and differing bits gathered in
-/// registers until count().
+/// double subtraction, then the same rounding), and the count and differing bits gathered until
+/// count().
 template <int Dim>
 class KeyChangeStore {
  public:
