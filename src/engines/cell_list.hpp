@@ -165,9 +165,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// a rebuild whenever points had changed cell, 1.3-1.6x at 100k-1M points (docs/benchmarks.md,
   /// "Update vs rebuild" and the eightieth session), and since the eighty-first session's faster
   /// patch still 1.0-1.2x (1 and 2 threads), but less than a rebuild after the first step's
-  /// full pass. With the eighty-second session's key pass a patch ties a new index on one thread
-  /// and beats it on two (points in spatial order), but patching up to a sampled 2% made steps
-  /// of 1M shuffled points 1.25x slower on one thread.
+  /// full pass. With the eighty-second session's key pass, patching up to a sampled 2% made steps
+  /// 1.1-1.2x faster on two threads (points in spatial order) but 1.1-1.25x slower on one.
   static constexpr typename CellListLayout<Dim>::UpdateLimits kUpdateLimits{0.0, 0.04};
   /// Builds and updates of fewer points run on one thread (for_build()). Measured on 2 threads
   /// against 1 (docs/benchmarks.md, seventy-third session): 1000 points 32 against 22 us, 3000
