@@ -166,7 +166,7 @@ class CellList final : public EngineBase<Dim, T> {
   /// "Update vs rebuild" and the eightieth session), and since the eighty-first session's faster
   /// patch still 1.0-1.2x (1 and 2 threads), but less than a rebuild after the first step's
   /// full pass. With the eighty-second session's key pass, patching up to a sampled 2% made steps
-  /// 1.1-1.2x faster on two threads (points in spatial order) but 1.1-1.25x slower on one.
+  /// 1.1-1.2x faster on two threads (points in spatial order) but 1.05-1.3x slower on one.
   static constexpr typename CellListLayout<Dim>::UpdateLimits kUpdateLimits{0.0, 0.04};
   /// Builds and updates of fewer points run on one thread (for_build()). Measured on 2 threads
   /// against 1 (docs/benchmarks.md, seventy-third session): 1000 points 32 against 22 us, 3000
