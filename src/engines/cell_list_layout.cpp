@@ -134,10 +134,11 @@ bool scattered_order(const IndexVector<std::uint64_t>& records, int key_bits) {
 }
 
 /// Writes points' float coordinates relative to their cell's frame, as every search reads them,
-/// into the layout's axis arrays. Its addresses are held by value: through captured references
-/// the compiler reloaded them after every store (it must assume that a store of an index or a
-/// cursor may alias them), and the build's gather loop took 5.0 instead of 2.4 ns a point at 10k
-/// 2D points. A copy per thread (the frame decoded last is its own).
+/// into the layout's axis arrays: the carrying sort's top-digit pass calls it for points in the
+/// caller's order (the gather in sorted order has its own loop, gather_frame_run). Its addresses
+/// are held by value: through captured references the compiler reloaded them after every store
+/// (it must assume that a store of an index or a cursor may alias them). A copy per thread (the
+/// frame decoded last is its own).
 template <int Dim, class T>
 class RelativeWriter {
  public:
@@ -162,6 +163,102 @@ class RelativeWriter {
   std::array<float*, Dim> axis_{};
   FrameOrigins<Dim> frames_;
 };
+
+/// What the build's gather in sorted order reads and writes (gather_sorted).
+template <int Dim, class T>
+struct SortedGather {
+  const T* data;  ///< the caller's points: point i, axis k at data[i * stride + k]
+  std::size_t stride;
+  const std::uint64_t* keys;     ///< sorted: packed records (key << 32 | index), or bare keys
+  int key_shift;                 ///< keys[s] >> key_shift: the cell's key (slab bits dropped)
+  bool packed;                   ///< indices from the records (written to order), or from order
+  index_t* order;                ///< the layout's order
+  const std::uint32_t* fine;     ///< coarse keys: the rest of each position's cell code; or null
+  std::array<float*, Dim> axis;  ///< the layout's float coordinates
+  std::uint64_t* begins;         ///< the bitmap of cell beginnings (CellBegins), zeroed
+  FrameOrigins<Dim> frames;      ///< the frame of a cell key (frame_shift its frame bits)
+  int frame_shift;
+};
+
+/// gather_sorted's loop over positions [first, last) of one float frame (`origin`), everything
+/// it reads in locals; `previous` is the cell key of the position before `first` (~0 for none)
+/// and becomes that of last - 1.
+template <int Dim, class T, bool kPacked>
+void gather_frame_run(const T* data, std::size_t stride, const std::array<double, Dim> origin,
+                      const std::uint64_t* keys, int key_shift, index_t* order,
+                      const std::uint32_t* fine, const std::array<float*, Dim> axis,
+                      std::uint64_t* begins, std::size_t first, std::size_t last,
+                      std::uint64_t& previous) {
+  // Prefetching a few points ahead keeps several cache misses in flight.
+  constexpr std::size_t kAhead = 16;
+  const auto index_at = [keys, order](std::size_t s) {
+    if constexpr (kPacked) {
+      return static_cast<index_t>(keys[s]);
+    } else {
+      return order[s];
+    }
+  };
+  std::uint64_t key_before = previous;
+  std::uint64_t pending = 0;  // the begin bits of the current word
+  const std::size_t prefetch_end = last > kAhead ? last - kAhead : 0;
+  for (std::size_t s = first; s < last; ++s) {
+    if (s < prefetch_end) __builtin_prefetch(data + index_at(s + kAhead) * stride);
+    const index_t i = index_at(s);
+    if constexpr (kPacked) order[s] = i;
+    const T* point = data + i * stride;
+    for (int k = 0; k < Dim; ++k) {
+      axis[k][s] = static_cast<float>(static_cast<double>(point[k]) - origin[k]);
+    }
+    const std::uint64_t key = keys[s] >> key_shift;
+    const bool begins_cell =
+        s == 0 || key != key_before || (fine != nullptr && fine[s] != fine[s - 1]);
+    pending |= static_cast<std::uint64_t>(begins_cell) << (s % 64);
+    key_before = key;
+    if (s % 64 == 63) {
+      CellBegins::add(begins, s / 64, pending);
+      pending = 0;
+    }
+  }
+  if (last > first) CellBegins::add(begins, (last - 1) / 64, pending);
+  previous = key_before;
+}
+
+/// The build's gather in sorted order, for the positions [first, last) of one thread: each
+/// position's point index (unpacked from its record into order, or read from order), its float
+/// coordinates relative to its cell's frame, read from the caller's points in sorted order, and
+/// a bit for each position that begins a cell (where the key, or with coarse keys the exact
+/// cell, changes). Run by run of one float frame (keys ascend, and a frame is a prefix of the
+/// key), each in a loop that holds its operands in registers: one loop over the whole range,
+/// deciding each point's frame and setting its bit through objects (RelativeWriter, CellBegins),
+/// kept them on the stack and took 0.42-0.62 ms against 0.33 for the gather of a W2-like build
+/// of 100k points on one thread (docs/benchmarks.md).
+template <int Dim, class T>
+void gather_sorted(SortedGather<Dim, T> gather, std::size_t first, std::size_t last) {
+  const std::uint64_t* keys = gather.keys;
+  const int key_shift = gather.key_shift;
+  const int frame_shift = gather.frame_shift;
+  const auto frame_at = [=](std::size_t s) { return (keys[s] >> key_shift) >> frame_shift; };
+  std::uint64_t previous = first == 0 ? ~std::uint64_t{0} : keys[first - 1] >> key_shift;
+  for (std::size_t s = first; s < last;) {
+    const std::uint64_t frame = frame_at(s);
+    const std::uint64_t* run_end =
+        std::upper_bound(keys + s, keys + last, frame, [=](std::uint64_t f, std::uint64_t key) {
+          return f < ((key >> key_shift) >> frame_shift);
+        });
+    const auto end = static_cast<std::size_t>(run_end - keys);
+    const std::array<double, Dim> origin = gather.frames.of_key(keys[s] >> key_shift);
+    if (gather.packed) {
+      gather_frame_run<Dim, T, true>(gather.data, gather.stride, origin, keys, key_shift,
+                                     gather.order, gather.fine, gather.axis, gather.begins, s, end,
+                                     previous);
+    } else {
+      gather_frame_run<Dim, T, false>(gather.data, gather.stride, origin, keys, key_shift,
+                                      gather.order, gather.fine, gather.axis, gather.begins, s, end,
+                                      previous);
+    }
+    s = end;
+  }
+}
 
 }  // namespace
 
@@ -310,33 +407,24 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
         return static_cast<std::uint32_t>(morton_code<Dim>(low));
       });
     }
-    // The points are read in sorted order, which is random for shuffled input: prefetching a few
-    // points ahead keeps several cache misses in flight.
-    constexpr std::int64_t kPrefetchAhead = 16;
+    // The points are read in sorted order, which is random for shuffled input; an even share of
+    // the positions per thread.
+    SortedGather<Dim, T> gather{.data = points.data,
+                                .stride = points.stride,
+                                .keys = keys.data(),
+                                .key_shift = (packed ? 32 : 0) + slab_bits,
+                                .packed = packed,
+                                .order = layout.order.data(),
+                                .fine = shift > 0 ? fine.data() : nullptr,
+                                .axis = {},
+                                .begins = begins.data(),
+                                .frames = FrameOrigins<Dim>(grid, frame_shift),
+                                .frame_shift = frame_shift};
+    for (int k = 0; k < Dim; ++k) gather.axis[k] = layout.axis[k].data();
     parallel_region(threads, [&] {
-      RelativeWriter<Dim, T> mine = writer;
-      CellBegins marks(begins);  // this thread's positions come in order (a static schedule)
-      // The arrays' addresses in locals too (RelativeWriter).
-      const std::uint64_t* sorted_keys = keys.data();
-      const std::uint32_t* fine_codes = fine.data();
-      index_t* order = layout.order.data();
-      const int key_shift = (packed ? 32 : 0) + slab_bits;
-      const bool coarse = shift > 0;
-#pragma omp for schedule(static) nowait
-      for (std::int64_t s = 0; s < signed_n; ++s) {
-        // Packed records hold the sorted order in their low bits: it is unpacked here.
-        const auto index_at = [&](std::int64_t u) {
-          return packed ? static_cast<index_t>(sorted_keys[u]) : order[u];
-        };
-        if (s + kPrefetchAhead < signed_n)
-          __builtin_prefetch(mine.at(index_at(s + kPrefetchAhead)));
-        const index_t i = index_at(s);
-        if (packed) order[s] = i;
-        const std::uint64_t key = sorted_keys[s] >> key_shift;
-        mine.write(key, i, static_cast<std::size_t>(s));
-        marks.set(static_cast<std::size_t>(s), s == 0 || key != (sorted_keys[s - 1] >> key_shift) ||
-                                                   (coarse && fine_codes[s] != fine_codes[s - 1]));
-      }
+      const auto team = static_cast<std::size_t>(team_size());
+      const auto t = static_cast<std::size_t>(thread_id());
+      gather_sorted(gather, n * t / team, n * (t + 1) / team);
     });
   }
   // The cell coordinates are decoded from the keys (a full-resolution key is its cell's Morton

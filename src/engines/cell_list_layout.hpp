@@ -89,12 +89,16 @@ class CellBegins {
     }
     pending_ |= static_cast<std::uint64_t>(begins) << (s % 64);
   }
+  /// ORs `value` into word `word` of `bits`, atomically (another thread's run may end in it).
+  static void add(std::uint64_t* bits, std::size_t word, std::uint64_t value) {
+    if (value != 0) {
+      std::atomic_ref<std::uint64_t>(bits[word]).fetch_or(value, std::memory_order_relaxed);
+    }
+  }
 
  private:
   void flush() {
-    if (pending_ != 0) {
-      std::atomic_ref<std::uint64_t>(bits_[word_]).fetch_or(pending_, std::memory_order_relaxed);
-    }
+    add(bits_.data(), word_, pending_);
     pending_ = 0;
   }
   std::span<std::uint64_t> bits_;
