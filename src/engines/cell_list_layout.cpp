@@ -180,9 +180,9 @@ struct SortedGather {
   int frame_shift;
 };
 
-/// gather_sorted's loop over positions [first, last) of one float frame (`origin`), everything
-/// it reads in locals; `previous` is the cell key of the position before `first` (~0 for none)
-/// and becomes that of last - 1.
+/// gather_sorted's loop over positions [first, last) of one float frame (`origin`), every operand
+/// a local; `previous` is the cell key of the position before `first` (~0 for none) and becomes
+/// that of last - 1.
 template <int Dim, class T, bool kPacked>
 void gather_frame_run(const T* data, std::size_t stride, const std::array<double, Dim> origin,
                       const std::uint64_t* keys, int key_shift, index_t* order,
@@ -228,10 +228,10 @@ void gather_frame_run(const T* data, std::size_t stride, const std::array<double
 /// coordinates relative to its cell's frame, read from the caller's points in sorted order, and
 /// a bit for each position that begins a cell (where the key, or with coarse keys the exact
 /// cell, changes). Run by run of one float frame (keys ascend, and a frame is a prefix of the
-/// key), each in a loop that holds its operands in registers: one loop over the whole range,
-/// deciding each point's frame and setting its bit through objects (RelativeWriter, CellBegins),
-/// kept them on the stack and took 0.42-0.62 ms against 0.33 for the gather of a W2-like build
-/// of 100k points on one thread (docs/benchmarks.md).
+/// key), each in a loop that holds its operands in registers. One loop over the whole range that
+/// decided each point's frame and set its bit through objects (RelativeWriter, CellBegins) kept
+/// its operands on the stack: 0.42-0.62 ms against 0.33 for the gather of a W2-like build of 100k
+/// points on one thread (docs/benchmarks.md).
 template <int Dim, class T>
 void gather_sorted(SortedGather<Dim, T> gather, std::size_t first, std::size_t last) {
   const std::uint64_t* keys = gather.keys;
