@@ -191,7 +191,8 @@ void gather_frame_run(const T* data, std::size_t stride, const std::array<double
                       std::uint64_t& previous) {
   // Prefetching a few points ahead keeps several cache misses in flight.
   constexpr std::size_t kAhead = 16;
-  const auto index_at = [keys, order](std::size_t s) {
+  // Packed records hold the index in their low bits; otherwise the sort permuted order.
+  const auto index_at = [&](std::size_t s) {
     if constexpr (kPacked) {
       return static_cast<index_t>(keys[s]);
     } else {
