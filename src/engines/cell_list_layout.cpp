@@ -180,6 +180,18 @@ struct SortedGather {
   int frame_shift;
 };
 
+/// The point index at sorted position s: packed records hold it in their low bits; otherwise the
+/// sort permuted `order`.
+template <bool kPacked>
+index_t sorted_index([[maybe_unused]] const std::uint64_t* keys,
+                     [[maybe_unused]] const index_t* order, std::size_t s) {
+  if constexpr (kPacked) {
+    return static_cast<index_t>(keys[s]);
+  } else {
+    return order[s];
+  }
+}
+
 /// gather_sorted's loop over positions [first, last) of one float frame (`origin`), every operand
 /// a local; `previous` is the cell key of the position before `first` (~0 for none) and becomes
 /// that of last - 1.
@@ -191,13 +203,8 @@ void gather_frame_run(const T* data, std::size_t stride, const std::array<double
                       std::uint64_t& previous) {
   // Prefetching a few points ahead keeps several cache misses in flight.
   constexpr std::size_t kAhead = 16;
-  // Packed records hold the index in their low bits; otherwise the sort permuted order.
-  const auto index_at = [&](std::size_t s) {
-    if constexpr (kPacked) {
-      return static_cast<index_t>(keys[s]);
-    } else {
-      return order[s];
-    }
+  const auto index_at = [keys, order](std::size_t s) {
+    return sorted_index<kPacked>(keys, order, s);
   };
   std::uint64_t key_before = previous;
   std::uint64_t pending = 0;  // the begin bits of the current word
