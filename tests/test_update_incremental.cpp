@@ -175,6 +175,15 @@ std::string label() {
   return "dim=" + std::to_string(Dim) + (std::is_same_v<T, float> ? " float" : " double");
 }
 
+/// Moves every `stride`-th point to a random place inside [0, extent)^Dim.
+template <int Dim, class T>
+void jump_every(std::vector<T>& coords, std::size_t stride, double extent, std::mt19937_64& g) {
+  std::uniform_real_distribution<double> inside(0.0, extent);
+  for (std::size_t i = 0; i < coords.size() / Dim; i += stride) {
+    for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(inside(g));
+  }
+}
+
 TEST(CellListUpdate, EachPathIsTakenAndExact) {
   for_each_dim_type([]<int Dim, class T>() {
     {
@@ -192,10 +201,7 @@ TEST(CellListUpdate, EachPathIsTakenAndExact) {
 
       // A few points (one in 40) jump somewhere else inside the box: patched, and the set of
       // non-empty cells stays (the lattice is dense) or changes (a point lands in a hole).
-      std::uniform_real_distribution<double> inside(0.0, side - 1.0);
-      for (std::size_t i = 0; i < coords.size() / Dim; i += 40) {
-        for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(inside(g));
-      }
+      jump_every<Dim>(coords, 40, side - 1.0, g);
       EXPECT_EQ(engine.step(coords), UpdateKind::patched);
 
       // One point leaves the lattice (far beyond the padding): rebuilt on a new lattice, which
@@ -242,10 +248,7 @@ TEST(CellListUpdate, EveryKernelLevelRefreshesAndPatches) {
       Driven<Dim, T> engine(coords, r, Engine::cell_list, 1, level);
       std::vector<T> copy = coords;
       EXPECT_EQ(engine.step(copy), UpdateKind::refreshed);
-      std::uniform_real_distribution<double> inside(0.0, side - 1.0);
-      for (std::size_t i = 0; i < coords.size() / Dim; i += 50) {
-        for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(inside(g));
-      }
+      jump_every<Dim>(coords, 50, side - 1.0, g);
       EXPECT_EQ(engine.step(coords), UpdateKind::patched);
       int patched = 0;
       for (int s = 0; s < 3; ++s) {
@@ -254,15 +257,6 @@ TEST(CellListUpdate, EveryKernelLevelRefreshesAndPatches) {
       }
       EXPECT_GT(patched, 0);
     });
-  }
-}
-
-/// Moves every `stride`-th point to a random place inside [0, extent)^Dim.
-template <int Dim, class T>
-void jump_every(std::vector<T>& coords, std::size_t stride, double extent, std::mt19937_64& g) {
-  std::uniform_real_distribution<double> inside(0.0, extent);
-  for (std::size_t i = 0; i < coords.size() / Dim; i += stride) {
-    for (int k = 0; k < Dim; ++k) coords[i * Dim + k] = static_cast<T>(inside(g));
   }
 }
 

@@ -245,14 +245,13 @@ void gather_sorted(SortedGather<Dim, T> gather, std::size_t first, std::size_t l
   const std::uint64_t* keys = gather.keys;
   const int key_shift = gather.key_shift;
   const int frame_shift = gather.frame_shift;
-  const auto frame_at = [=](std::size_t s) { return (keys[s] >> key_shift) >> frame_shift; };
+  const auto frame_of = [=](std::uint64_t key) { return (key >> key_shift) >> frame_shift; };
   std::uint64_t previous = first == 0 ? ~std::uint64_t{0} : keys[first - 1] >> key_shift;
   for (std::size_t s = first; s < last;) {
-    const std::uint64_t frame = frame_at(s);
+    const std::uint64_t frame = frame_of(keys[s]);
     const std::uint64_t* run_end =
-        std::upper_bound(keys + s, keys + last, frame, [=](std::uint64_t f, std::uint64_t key) {
-          return f < ((key >> key_shift) >> frame_shift);
-        });
+        std::upper_bound(keys + s, keys + last, frame,
+                         [&](std::uint64_t f, std::uint64_t key) { return f < frame_of(key); });
     const auto end = static_cast<std::size_t>(run_end - keys);
     const std::array<double, Dim> origin = gather.frames.of_key(keys[s] >> key_shift);
     if (gather.packed) {
