@@ -308,10 +308,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
         static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[Dim - 1] - 1)));
   }
   IndexVector<std::uint64_t> keys;
-  // The key of the cell at sorted position s (slab bits dropped), and the slab.
-  const auto key_at = [&](std::int64_t s) {
-    return (packed ? keys[s] >> 32 : keys[s]) >> slab_bits;
-  };
+  // The slab of the point at sorted position s.
   const auto slab_at = [&](std::int64_t s) {
     return static_cast<int>((keys[s] >> (packed ? 32 : 0)) & ((1u << slab_bits) - 1));
   };
@@ -439,15 +436,17 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // points (read at random: a cache miss per cell at 4M points).
   // (Column keys lie below the frame bits: their frames decoded as frame 0, as they are.)
   const std::vector<CellCoord> coords =
-      layout.index_cells(begins, n, threads, [&](std::uint32_t s) {
-        if (layout.columns) return layout.cell_of_key(key_at(s));
-        CellCoord c = morton_decode<Dim>(key_at(s));
-        if (shift > 0) {
-          const CellCoord low = morton_decode<Dim>(fine[s]);
-          for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
-        }
-        return c;
-      });
+      layout.index_cells(begins, n, threads,
+                         [decode = typename CellListLayout::SortedKeyDecoder(layout),
+                          sorted_keys = keys.data(), key_shift = (packed ? 32 : 0) + slab_bits,
+                          fine = fine.data(), shift](std::uint32_t s) mutable {
+                           CellCoord c = decode(sorted_keys[s] >> key_shift);
+                           if (shift > 0) {
+                             const CellCoord low = morton_decode<Dim>(fine[s]);
+                             for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
+                           }
+                           return c;
+                         });
   layout.index_slabs(threads, slab_at);
   layout.index_order(coords, threads);
   layout.index_lookup(grid, coords, threads);

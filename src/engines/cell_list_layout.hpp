@@ -256,16 +256,51 @@ class CellListLayout {
     }
     return morton_code<Dim>(c);
   }
-  /// The lattice coordinates of the cell with sort key `key` (inverse of cell_key()).
-  CellCoord cell_of_key(std::uint64_t key) const {
-    if constexpr (Dim == 3) {
-      if (columns) {
-        const auto xy = morton_decode<2>(key >> z_bits);
-        return {xy[0], xy[1], static_cast<std::uint32_t>(key & ((std::uint64_t{1} << z_bits) - 1))};
+  /// The lattice coordinates of cells from their sort keys (the inverse of cell_key()), for keys
+  /// that mostly come in ascending order, as index_cells() walks them; one decoder per thread. A
+  /// key's bits above its column's z bits (column order) or above its tile's Morton code (the
+  /// low Dim * kTileShift bits) are decoded once per column or tile and remembered; the low bits
+  /// are z itself or an entry of kTileCodes. Any order gives the same coordinates, only slower.
+  /// (Decoding every key in full took most of index_cells: 8.7% of a W2-like 100k build on one
+  /// thread; docs/benchmarks.md.)
+  class SortedKeyDecoder {
+   public:
+    explicit SortedKeyDecoder(const CellListLayout& layout)
+        : columns_(Dim == 3 && layout.columns),
+          low_bits_(columns_ ? layout.z_bits : Dim * kTileShift) {}
+    CellCoord operator()(std::uint64_t key) {
+      const std::uint64_t high = key >> low_bits_;
+      if (!decoded_ || high != high_) {
+        high_ = high;
+        decoded_ = true;
+        if (columns_) {
+          const auto xy = morton_decode<2>(high);
+          base_[0] = xy[0];
+          base_[1] = xy[1];
+          base_[Dim - 1] = 0;
+        } else {
+          base_ = morton_decode<Dim>(high);
+          for (int k = 0; k < Dim; ++k) base_[k] <<= kTileShift;
+        }
       }
+      const std::uint64_t low = key & ((std::uint64_t{1} << low_bits_) - 1);
+      CellCoord c = base_;
+      if (columns_) {
+        c[Dim - 1] = static_cast<std::uint32_t>(low);
+      } else {
+        const CellCoord& in_tile = kTileCodes<Dim>.local[low];
+        for (int k = 0; k < Dim; ++k) c[k] |= in_tile[k];
+      }
+      return c;
     }
-    return morton_decode<Dim>(key);
-  }
+
+   private:
+    bool columns_;
+    int low_bits_;
+    bool decoded_ = false;
+    std::uint64_t high_ = 0;
+    CellCoord base_{};  ///< coordinates of high_'s column (z = 0) or tile's first cell
+  };
   /// Lattice column (x + dims[0] * y) of 3D lattice coordinates `c` (column order).
   std::size_t column_of(const CellCoord& c) const {
     return static_cast<std::size_t>(c[0]) +
@@ -625,8 +660,9 @@ class CellListLayout {
  private:
   /// Cell starts of `n` sorted positions from `begins`, a bitmap of them (bit s % 64 of word
   /// s / 64 set where a cell begins: always at s = 0; CellBegins); `cell_at(s)` gives the
-  /// coordinates of the cell that begins at sorted position s. Sets cell_start and returns the
-  /// coordinates of each cell, for index_lookup(). Each thread counts the bits of its slice of
+  /// coordinates of the cell that begins at sorted position s (each thread calls its own copy of
+  /// it, with ascending s). Sets cell_start and returns the coordinates of each cell, for
+  /// index_lookup(). Each thread counts the bits of its slice of
   /// the words, then writes the starts and coordinates of its cells: a bit per point read twice,
   /// where 32-bit marks were written twice and read three times by a prefix sum
   /// (docs/benchmarks.md).
@@ -654,11 +690,12 @@ class CellListLayout {
       std::size_t c = cells_before[t];
       std::uint32_t* starts = cell_start.data();
       CellCoord* at = coords.data();
+      CellAt own_cell_at = cell_at;  // the thread's own copy (a SortedKeyDecoder's state)
       for (std::size_t w = first; w < last; ++w) {
         for (std::uint64_t bits = begins[w]; bits != 0; bits &= bits - 1) {
           const auto s = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
           starts[c] = s;
-          at[c++] = cell_at(s);
+          at[c++] = own_cell_at(s);
         }
       }
     });

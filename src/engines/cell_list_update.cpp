@@ -320,7 +320,9 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   const auto key_at = [&](std::uint32_t s) { return spare.position_keys[next.order[s]]; };
   const std::vector<CellCoord> coords =
       next.index_cells(spare.cell_begins, n, threads,
-                       [&](std::uint32_t s) { return cell_of_key(key_at(s) >> slab_bits); });
+                       [&, decode = SortedKeyDecoder(*this)](std::uint32_t s) mutable {
+                         return decode(key_at(s) >> slab_bits);
+                       });
   next.index_slabs(threads, [&](std::uint32_t s) {
     return static_cast<int>(key_at(s) & static_cast<std::uint64_t>(slab_count - 1));
   });
