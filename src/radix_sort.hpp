@@ -349,9 +349,13 @@ inline bool top_digit_first_pays(std::size_t n, int key_bits) {
 /// The two steps of a top-digit-first sort of packed records (a key in bits [first_bit,
 /// first_bit + key_bits), zeros above, anything below): one parallel pass scatters `records` by
 /// the key's top digit, its highest `top_bits` bits, into `scratch` (carry_for as in sort_passes),
-/// then each bucket of that digit is handed to the thread that takes it (dynamically) as
-/// bucket(first, count, low_bits), `bucket_for(t)` making thread t's: it sorts scratch[first, first
-/// + count) on the `low_bits` bits below the top digit into records[first, ...).
+/// then each bucket of that digit is handed to the thread whose share of the positions it begins
+/// in as bucket(first, count, low_bits), `bucket_for(t)` making thread t's: it sorts
+/// scratch[first, first + count) on the `low_bits` bits below the top digit into records[first,
+/// ...). (Buckets taken dynamically, by whichever core came first, made builds of 1M points on 2
+/// threads 1.05-1.19x slower, and at 100k points the sort's two steps took twice the processor
+/// time they take on one thread, on a VM whose cores pass a cache line in about 235 ns;
+/// docs/benchmarks.md.)
 template <class Record, class CarryFor, class BucketFor>
 void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit, int key_bits,
                   int top_bits, int threads, CarryFor carry_for, BucketFor bucket_for) {
@@ -361,14 +365,21 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
   std::uint32_t* no_values = nullptr;
   sort_passes(records, scratch, no_values, no_values, n, first_bit + low_bits, top_bits, threads,
               bucket_start.data(), carry_for);
-  const auto signed_buckets = static_cast<std::int64_t>(buckets);
   parallel_region(threads, [&] {
-    auto bucket = bucket_for(thread_id());
-#pragma omp for schedule(dynamic, 1) nowait
-    for (std::int64_t b = 0; b < signed_buckets; ++b) {
-      const std::size_t first = bucket_start[static_cast<std::size_t>(b)];
-      bucket(first, bucket_start[static_cast<std::size_t>(b) + 1] - first, low_bits);
-    }
+    // Thread t sorts the buckets that begin in its share of the positions, [n * t / team, n * (t
+    // + 1) / team): the share of the sorted array that the key pass wrote before and the build's
+    // next steps read after on that thread, so that those lines stay in its core's cache.
+    const auto team = static_cast<std::size_t>(team_size());
+    const auto t = static_cast<std::size_t>(thread_id());
+    const std::size_t* const starts = bucket_start.data();
+    const std::size_t* const first_bucket =
+        std::lower_bound(starts, starts + buckets, n * t / team);
+    const std::size_t* const last_bucket =
+        t + 1 == team ? starts + buckets
+                      : std::lower_bound(starts, starts + buckets, n * (t + 1) / team);
+    auto bucket = bucket_for(static_cast<int>(t));
+    for (const std::size_t* b = first_bucket; b < last_bucket; ++b)
+      bucket(b[0], b[1] - b[0], low_bits);
   });
 }
 
@@ -376,7 +387,7 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
 /// below) from `records` into `records`, stably, top digit first: one parallel pass scatters the
 /// records by the key's top digit into `scratch`, then each of those buckets (about n / 2^11
 /// records, a few thousand at 4M points) is sorted on the remaining bits by one thread
-/// (sort_bucket), in the core's own cache, the threads taking buckets dynamically. Against LSD
+/// (sort_bucket), in the core's own cache (by_top_digit). Against LSD
 /// passes over the whole array, which scatter every record to one of 2^11 places in memory on
 /// every pass, 4M keys of 22 bits took 23 instead of 29 ms on 2 threads, and 1M of 19 bits 3.8
 /// instead of 4.2 ms (docs/benchmarks.md); where buckets are too small for their digits, LSD
