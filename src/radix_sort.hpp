@@ -367,8 +367,8 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
               bucket_start.data(), carry_for);
   parallel_region(threads, [&] {
     // Thread t sorts the buckets that begin in its share of the positions, [n * t / team, n * (t
-    // + 1) / team): the share of the sorted array that the key pass wrote before and the build's
-    // next steps read after on that thread, so that those lines stay in its core's cache.
+    // + 1) / team): in a build, the share of `records` that the key pass wrote before, and that
+    // the steps after it read, on that same thread (static shares), whose core may still hold it.
     const auto team = static_cast<std::size_t>(team_size());
     const auto t = static_cast<std::size_t>(thread_id());
     const std::size_t* const starts = bucket_start.data();

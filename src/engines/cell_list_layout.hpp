@@ -261,8 +261,8 @@ class CellListLayout {
   /// key's bits above its column's z bits (column order) or above its tile's Morton code (the
   /// low Dim * kTileShift bits) are decoded once per column or tile and remembered; the low bits
   /// are z itself or an entry of kTileCodes. Any order gives the same coordinates, only slower.
-  /// (Decoding every key in full took most of index_cells: 8.7% of a W2-like 100k build on one
-  /// thread; docs/benchmarks.md.)
+  /// (index_cells took 8.7% of a W2-like 100k build on one thread, most of it in decoding every
+  /// key in full; docs/benchmarks.md.)
   class SortedKeyDecoder {
    public:
     explicit SortedKeyDecoder(const CellListLayout& layout)
@@ -662,10 +662,9 @@ class CellListLayout {
   /// s / 64 set where a cell begins: always at s = 0; CellBegins); `cell_at(s)` gives the
   /// coordinates of the cell that begins at sorted position s (each thread calls its own copy of
   /// it, with ascending s). Sets cell_start and returns the coordinates of each cell, for
-  /// index_lookup(). Each thread counts the bits of its slice of
-  /// the words, then writes the starts and coordinates of its cells: a bit per point read twice,
-  /// where 32-bit marks were written twice and read three times by a prefix sum
-  /// (docs/benchmarks.md).
+  /// index_lookup(). Each thread counts the bits of its slice of the words, then writes the starts
+  /// and coordinates of its cells: a bit per point read twice, where 32-bit marks were written
+  /// twice and read three times by a prefix sum (docs/benchmarks.md).
   template <class CellAt>
   std::vector<CellCoord> index_cells(std::span<const std::uint64_t> begins, std::size_t n,
                                      int threads, CellAt cell_at) {
