@@ -308,6 +308,9 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
         static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[Dim - 1] - 1)));
   }
   IndexVector<std::uint64_t> keys;
+  // keys[s] >> key_shift: the cell key of sorted position s (a packed record's index and the slab
+  // bits dropped).
+  const int key_shift = (packed ? 32 : 0) + slab_bits;
   // The slab of the point at sorted position s.
   const auto slab_at = [&](std::int64_t s) {
     return static_cast<int>((keys[s] >> (packed ? 32 : 0)) & ((1u << slab_bits) - 1));
@@ -359,8 +362,8 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     // stay in the caches.
     sized_for_overwrite(scratch_keys, n);
     const auto carry_for = [&](int) {
-      return [mine = writer, records = keys.data(), key_shift = 32 + slab_bits](
-                 std::size_t i, std::size_t dst) mutable {
+      return [mine = writer, records = keys.data(), key_shift](std::size_t i,
+                                                               std::size_t dst) mutable {
         mine.write(records[i] >> key_shift, static_cast<index_t>(i), dst);
       };
     };
@@ -386,7 +389,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
           const std::uint32_t from = source[j];
           order[j] = static_cast<index_t>(sorted[j]);
           for (int k = 0; k < Dim; ++k) axis[k][j] = carried[k][from];
-          const std::uint64_t cell = (sorted[j] >> 32) >> slab_bits;
+          const std::uint64_t cell = sorted[j] >> key_shift;
           marks.set(first + j, cell != previous_cell);
           previous_cell = cell;
         }
@@ -416,7 +419,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     SortedGather<Dim, T> gather{.data = points.data,
                                 .stride = points.stride,
                                 .keys = keys.data(),
-                                .key_shift = (packed ? 32 : 0) + slab_bits,
+                                .key_shift = key_shift,
                                 .packed = packed,
                                 .order = layout.order.data(),
                                 .fine = shift > 0 ? fine.data() : nullptr,
@@ -435,18 +438,17 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
   // points (read at random: a cache miss per cell at 4M points).
   // (Column keys lie below the frame bits: their frames decoded as frame 0, as they are.)
-  const std::vector<CellCoord> coords =
-      layout.index_cells(begins, n, threads,
-                         [decode = typename CellListLayout::SortedKeyDecoder(layout),
-                          sorted_keys = keys.data(), key_shift = (packed ? 32 : 0) + slab_bits,
-                          fine = fine.data(), shift](std::uint32_t s) mutable {
-                           CellCoord c = decode(sorted_keys[s] >> key_shift);
-                           if (shift > 0) {
-                             const CellCoord low = morton_decode<Dim>(fine[s]);
-                             for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
-                           }
-                           return c;
-                         });
+  const std::vector<CellCoord> coords = layout.index_cells(
+      begins, n, threads,
+      [decode = typename CellListLayout::SortedKeyDecoder(layout), sorted_keys = keys.data(),
+       key_shift, fine = fine.data(), shift](std::uint32_t s) mutable {
+        CellCoord c = decode(sorted_keys[s] >> key_shift);
+        if (shift > 0) {
+          const CellCoord low = morton_decode<Dim>(fine[s]);
+          for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
+        }
+        return c;
+      });
   layout.index_slabs(threads, slab_at);
   layout.index_order(coords, threads);
   layout.index_lookup(grid, coords, threads);
