@@ -51,6 +51,19 @@ std::string ratio(double value) {
   return value > 0.0 ? number(value) : "null";
 }
 
+/// {"cpu": [...], "relative": [...]}, or null when not measured.
+std::string speeds(const CpuSpeeds& s) {
+  if (s.relative.empty()) return "null";
+  // Appending, not operator+: GCC 12 -O3 reports a false -Wrestrict on the latter.
+  std::string cpus, relative;
+  for (std::size_t i = 0; i < s.relative.size(); ++i) {
+    cpus.append(i ? ", " : "").append(std::to_string(s.cpu[i]));
+    relative.append(i ? ", " : "").append(number(s.relative[i]));
+  }
+  std::string out = "{\"cpu\": [";
+  return out.append(cpus).append("], \"relative\": [").append(relative).append("]}");
+}
+
 }  // namespace
 
 void write_json(const std::string& path, const RunInfo& info,
@@ -62,8 +75,11 @@ void write_json(const std::string& path, const RunInfo& info,
     << ", \"cores\": " << info.cores << ", \"memory_gib\": " << number(info.memory_gib)
     << ", \"avx512\": " << (info.avx512 ? "true" : "false")
     << ", \"omp_env\": " << quoted(info.omp_env) << ", \"load_start\": " << number(info.load_start)
-    << ", \"load_end\": " << number(info.load_end) << ", \"kernel\": " << quoted(info.kernel)
-    << ",\n    \"compiler\": " << quoted(info.compiler) << ", \"flags\": " << quoted(info.flags)
+    << ", \"load_end\": " << number(info.load_end)
+    << ", \"cpu_speeds_start\": " << speeds(info.speeds_start)
+    << ", \"cpu_speeds_end\": " << speeds(info.speeds_end)
+    << ", \"kernel\": " << quoted(info.kernel) << ",\n    \"compiler\": " << quoted(info.compiler)
+    << ", \"flags\": " << quoted(info.flags)
     << ", \"coordinate_type\": " << quoted(info.coordinate_type)
     << ",\n    \"isolated\": " << (info.isolated ? "true" : "false") << ", \"reps\": " << info.reps
     << ", \"rep_budget_ms\": " << number(info.rep_budget_ms)

@@ -211,6 +211,7 @@ class Harness {
       }
     }
     info.load_end = load_average();
+    info.speeds_end = measure_cpu_speeds();
     print_load_note(stdout, info);
     if (!s_.json.empty()) {
       write_json(s_.json, info, infos_, rows_);
@@ -363,6 +364,7 @@ int main(int argc, char** argv) {
   try {
     bench::Harness harness(s);
     bench::RunInfo info = bench::describe_machine(SPATIALHASH_BENCH_SOURCE_DIR);
+    info.speeds_start = bench::measure_cpu_speeds();
     for (int i = 0; i < argc; ++i) info.command += (i ? " " : "") + std::string(argv[i]);
     const int failures = s.type == "double" ? harness.run<double>(info) : harness.run<float>(info);
     if (failures > 0) {

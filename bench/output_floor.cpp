@@ -198,6 +198,8 @@ int run(const bench::Workload& workload, int threads, int repeats) {
   std::printf("  %-44s %7.2f ms\n", "fresh pages (lists - refilled lists)",
               lists.median - refill.median);
   std::printf("  %-44s %7.2f ms\n", "CSR order (lists - rows)", lists.median - rows.median);
+  // Unequal CPUs (a shared host) slow the multi-thread figures, whatever the code does.
+  bench::print_cpu_speeds(stdout, "  cpus after the run:", bench::measure_cpu_speeds());
   return 0;
 }
 

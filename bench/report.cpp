@@ -143,6 +143,20 @@ void fill_ratios(std::span<Row> group) {
   }
 }
 
+void print_cpu_speeds(std::FILE* out, const char* label, const CpuSpeeds& speeds) {
+  if (speeds.relative.empty()) {
+    std::fprintf(out, "%s speed of each CPU not measured (threads could not be pinned)\n", label);
+    return;
+  }
+  std::fprintf(out,
+               "%s speed of each CPU relative to the fastest (a pinned integer loop, all at "
+               "once): %s;\n         %zu threads can gain at most %.2fx over one%s\n",
+               label, speeds.describe().c_str(), speeds.relative.size(), speeds.bound(),
+               speeds.unequal() ? "  WARNING: unequal CPUs (a shared host): speed-ups over "
+                                  "threads fall short, 1-thread figures depend on the CPU"
+                                : "");
+}
+
 void print_run_header(std::FILE* out, const RunInfo& info) {
   std::fprintf(out, "spatialhash benchmark  %s  git %s\n", info.date.c_str(), info.git.c_str());
   std::fprintf(out, "machine: %s, %d cores, %.1f GiB, AVX-512 %s, %s\n", info.cpu.c_str(),
@@ -152,6 +166,7 @@ void print_run_header(std::FILE* out, const RunInfo& info) {
                info.omp_env.empty() ? "no OMP_*/GOMP_* variables set" : info.omp_env.c_str());
   std::fprintf(out, "load:    %.2f (1-minute load average before the run)%s\n", info.load_start,
                info.load_start > 0.5 * info.cores ? "  WARNING: busy machine, noisy figures" : "");
+  print_cpu_speeds(out, "cpus:   ", info.speeds_start);
   std::fprintf(out,
                "method:  %s coordinates; median of up to %d repetitions (stop after %.0f ms); "
                "%s; %zu ball queries; seed %llu\n",
@@ -176,6 +191,7 @@ void print_load_note(std::FILE* out, const RunInfo& info) {
                    ? ": other work shared the machine, treat the figures (above all the "
                      "multi-thread ones) as noisy"
                    : "");
+  print_cpu_speeds(out, "cpus after the run:", info.speeds_end);
 }
 
 void print_workload_header(std::FILE* out, const WorkloadInfo& w) {

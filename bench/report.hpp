@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_speeds.hpp"
 #include "measure.hpp"
 
 namespace bench {
@@ -64,6 +65,9 @@ struct RunInfo {
   /// machine (load near or above the core count) are noisy, multi-thread ones most of all.
   double load_start = 0.0;
   double load_end = 0.0;
+  /// Each CPU's speed relative to the fastest, before and after the run (cpu_speeds.hpp): load
+  /// averages do not show the host's other tenants on a virtual machine.
+  CpuSpeeds speeds_start, speeds_end;
   bool isolated = true;
   int reps = 0;
   double rep_budget_ms = 0.0;
@@ -103,7 +107,10 @@ double median(std::vector<double> values);
 void fill_ratios(std::span<Row> group);
 
 void print_run_header(std::FILE* out, const RunInfo& info);
-/// Warns when the machine was busy during the run.
+/// One line on the CPUs' speeds (cpu_speeds.hpp) after `label`, with the gain over one thread
+/// they allow, and a warning when they are unequal.
+void print_cpu_speeds(std::FILE* out, const char* label, const CpuSpeeds& speeds);
+/// Warns when the machine was busy during the run; the CPUs' speeds after it.
 void print_load_note(std::FILE* out, const RunInfo& info);
 void print_workload_header(std::FILE* out, const WorkloadInfo& workload);
 /// One table: all contenders and thread counts of one (workload, n, order, operation).
