@@ -15,15 +15,11 @@ namespace bench {
 
 namespace {
 
-/// Dependent additions the probe times: about 30 ms on a 3.5 GHz core.
-constexpr long kChain = 100'000'000;
-constexpr int kRounds = 3;
-
-/// Milliseconds for kChain dependent additions on the calling thread.
-double time_chain() {
+/// Milliseconds for `chain` dependent additions on the calling thread.
+double time_chain(long chain) {
   const auto start = std::chrono::steady_clock::now();
   long x = 0;
-  for (long i = 0; i < kChain; ++i) {
+  for (long i = 0; i < chain; ++i) {
     // One addition per step that the compiler can neither fold nor vectorize.
     asm volatile("add $1, %0" : "+r"(x));
   }
@@ -39,6 +35,10 @@ double CpuSpeeds::bound() const {
 
 bool CpuSpeeds::unequal() const {
   return std::any_of(relative.begin(), relative.end(), [](double s) { return s < 0.85; });
+}
+
+double CpuSpeeds::slowest() const {
+  return relative.empty() ? 0.0 : *std::min_element(relative.begin(), relative.end());
 }
 
 std::string CpuSpeeds::describe() const {
@@ -64,7 +64,7 @@ std::string CpuSpeeds::describe() const {
   return out;
 }
 
-CpuSpeeds measure_cpu_speeds() {
+CpuSpeeds measure_cpu_speeds(long chain, int rounds) {
   CpuSpeeds speeds;
 #if defined(__x86_64__) || defined(__i386__)
   cpu_set_t allowed;
@@ -89,8 +89,8 @@ CpuSpeeds measure_cpu_speeds() {
       // Every thread pinned before any starts timing, so that they all run at once.
       ready.fetch_add(1);
       while (ready.load() < count) std::this_thread::yield();
-      double fastest = time_chain();
-      for (int round = 1; round < kRounds; ++round) fastest = std::min(fastest, time_chain());
+      double fastest = time_chain(chain);
+      for (int round = 1; round < rounds; ++round) fastest = std::min(fastest, time_chain(chain));
       best[i] = fastest;
     });
   }

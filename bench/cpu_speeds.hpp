@@ -24,12 +24,19 @@ struct CpuSpeeds {
   bool unequal() const;
   /// "1.00 0.61" (every CPU up to 16, else the slowest, median and fastest); "" if none.
   std::string describe() const;
+  /// The slowest CPU's relative speed; 0 when nothing was measured.
+  double slowest() const;
 };
 
-/// Times a fixed chain of dependent integer additions (about 30 ms at 3.5 GHz) on one thread
-/// pinned to each allowed CPU, all of them at once (as a run on every core finds them), three
-/// times, and keeps each CPU's fastest. Returns nothing on a system that does not let threads be
-/// pinned. Starts and joins plain threads only: safe before fork().
-CpuSpeeds measure_cpu_speeds();
+/// The dependent additions the probe times by default (about 30 ms at 3.5 GHz), and a quick
+/// probe's (about 10 ms).
+inline constexpr long kChain = 100'000'000;
+inline constexpr long kQuickChain = 30'000'000;
+
+/// Times a chain of `chain` dependent integer additions on one thread pinned to each allowed CPU,
+/// all of them at once (as a run on every core finds them), `rounds` times, and keeps each CPU's
+/// fastest. Returns nothing on a system that does not let threads be pinned. Starts and joins
+/// plain threads only: safe before fork().
+CpuSpeeds measure_cpu_speeds(long chain = kChain, int rounds = 3);
 
 }  // namespace bench

@@ -112,7 +112,8 @@ void write_json(const std::string& path, const RunInfo& info,
       << ", \"failure\": " << (r.failure ? "true" : "false")
       << ", \"vs_nanoflann\": " << ratio(r.vs_nanoflann)
       << ", \"vs_hashed_grid\": " << ratio(r.vs_hashed_grid)
-      << ", \"vs_one_thread\": " << ratio(r.vs_one_thread) << "}";
+      << ", \"vs_one_thread\": " << ratio(r.vs_one_thread)
+      << ", \"slowest_cpu\": " << ratio(r.slowest_cpu) << "}";
   }
   j << "\n  ]\n}\n";
   std::ofstream file(path);

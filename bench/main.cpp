@@ -42,6 +42,7 @@ struct Settings {
   bool smoke = false;
   bool no_fork = false;
   bool no_warm_memory = false;
+  bool no_cpu_probe = false;
 };
 
 /// One contender and the largest n it is run at.
@@ -259,7 +260,14 @@ class Harness {
                        : run_nanoflann<Dim, T>(problem, op, threads, policy, s_.nanoflann_leaf);
           };
           if (!s_.no_warm_memory) warm_up_memory(warm_memory_bytes(problem.size()));
+          // A quick look at the CPUs' speeds on each side of the row (about 10 ms each): on a
+          // shared host they change from minute to minute.
+          const auto slowest_cpu = [&] {
+            return s_.no_cpu_probe ? 0.0 : measure_cpu_speeds(kQuickChain, 1).slowest();
+          };
+          const double slowest_before = slowest_cpu();
           Outcome outcome = run_contender(body, !s_.no_fork, s_.timeout_s);
+          row.slowest_cpu = std::min(slowest_before, slowest_cpu());
           row.status = std::string(status_name(outcome.status));
           row.reason = outcome.reason;
           row.peak_rss_mib = outcome.peak_rss_mib;
@@ -354,8 +362,12 @@ int main(int argc, char** argv) {
   app.add_flag("--no-warm-memory", s.no_warm_memory,
                "do not touch and free memory before each contender run (on a VM whose host "
                "takes freed memory back, the first run after a pause then pays for it)");
+  app.add_flag("--no-cpu-probe", s.no_cpu_probe,
+               "do not time the CPUs' speeds around each row (the min cpu column; about 20 ms a "
+               "row; --smoke implies it)");
   CLI11_PARSE(app, argc, argv);
   if (s.smoke) {
+    s.no_cpu_probe = true;
     if (app.count("--sizes") == 0) s.sizes = {"2k"};
     if (app.count("--reps") == 0) s.reps = 1;
     if (app.count("--queries") == 0) s.queries = "2000";

@@ -180,7 +180,10 @@ void print_run_header(std::FILE* out, const RunInfo& info) {
                "second;\n         x nanoflann / x hashed_grid = their time / this time, same "
                "threads (>1: faster);\n         x 1 thr = the same engine's 1-thread time / this "
                "time;\n         RSS = peak resident MiB of the process that "
-               "ran it (input included)\n");
+               "ran it (input included);\n         min cpu = the slowest CPU's speed over the "
+               "fastest's just before and after the row (the lower; below 0.85 a shared host "
+               "slowed\n         a CPU: multi-thread figures fall short, 1-thread ones depend on "
+               "the CPU)\n");
 }
 
 void print_load_note(std::FILE* out, const RunInfo& info) {
@@ -208,20 +211,21 @@ void print_group(std::FILE* out, const WorkloadInfo& w, std::span<const Row> gro
                note.empty() ? "" : "  -- ", note.c_str());
   // A build's table has the index's own memory (B/pt) where the others have their check.
   const bool build = first.op == Op::build;
-  std::fprintf(out, "  %-13s %3s %10s %9s %12s %14s %8s %8s %8s  %s\n", "engine", "thr", "ms",
+  std::fprintf(out, "  %-13s %3s %10s %9s %12s %14s %8s %8s %8s %7s  %s\n", "engine", "thr", "ms",
                build ? "Mpts/s" : "M/s", "x nanoflann", "x hashed_grid", "x 1 thr", "RSS MiB",
-               "kernel", build ? "index B/pt" : "check");
+               "kernel", "min cpu", build ? "index B/pt" : "check");
   for (const Row& r : group) {
     if (r.status != "ok") {
       std::fprintf(out, "  %-13s %3d %10s  (%s: %s)\n", r.engine.c_str(), r.threads, "n/a",
                    r.status.c_str(), r.reason.c_str());
       continue;
     }
-    std::fprintf(out, "  %-13s %3d %10s %9.2f %12s %14s %8s %8.0f %8s  %s\n", r.engine.c_str(),
+    std::fprintf(out, "  %-13s %3d %10s %9.2f %12s %14s %8s %8.0f %8s %7s  %s\n", r.engine.c_str(),
                  r.threads, format_ms(r.median_ms).c_str(), mega_per_second(r),
                  format_ratio(r.vs_nanoflann).c_str(), format_ratio(r.vs_hashed_grid).c_str(),
                  format_ratio(r.vs_one_thread).c_str(), r.peak_rss_mib,
                  format_kernel_share(r.cpu).c_str(),
+                 r.slowest_cpu > 0.0 ? fixed(r.slowest_cpu, 2).c_str() : "-",
                  build ? format_bytes_per_point(r.index_bytes_per_point).c_str() : r.check.c_str());
   }
   std::fflush(out);

@@ -43,6 +43,9 @@ struct Row {
   double vs_nanoflann = 0.0;   ///< nanoflann's time / this time, same threads (0: none)
   double vs_hashed_grid = 0.0;
   double vs_one_thread = 0.0;  ///< the same engine's 1-thread time / this time (0: none)
+  /// The slowest CPU's speed over the fastest's (cpu_speeds.hpp), measured just before and just
+  /// after the row ran, the lower of the two; 0 when not measured.
+  double slowest_cpu = 0.0;
 };
 
 /// What a workload is, for headers and JSON.
