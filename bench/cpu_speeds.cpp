@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <system_error>
 #include <thread>
 
 namespace bench {
@@ -78,24 +79,34 @@ CpuSpeeds measure_cpu_speeds(long chain, int rounds) {
   if (count == 0) return {};
   std::vector<double> best(count, 0.0);
   std::atomic<bool> pinned_all = true;
+  // Set when a thread could not be started: the others then stop waiting and time nothing.
+  std::atomic<bool> abandoned = false;
   std::atomic<std::size_t> ready = 0;
   std::vector<std::thread> threads;
   threads.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    threads.emplace_back([&, i] {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(speeds.cpu[i], &one);
-      if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) pinned_all = false;
-      // Every thread pinned before any starts timing, so that they all run at once.
-      ready.fetch_add(1);
-      while (ready.load() < count) std::this_thread::yield();
-      double fastest = time_chain(chain);
-      for (int round = 1; round < rounds; ++round) fastest = std::min(fastest, time_chain(chain));
-      best[i] = fastest;
-    });
+  try {
+    for (std::size_t i = 0; i < count; ++i) {
+      threads.emplace_back([&, i] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(speeds.cpu[i], &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) pinned_all = false;
+        // Every thread pinned before any starts timing, so that they all run at once.
+        ready.fetch_add(1);
+        while (ready.load() < count && !abandoned.load()) std::this_thread::yield();
+        if (abandoned.load()) return;
+        double fastest = time_chain(chain);
+        for (int round = 1; round < rounds; ++round) {
+          fastest = std::min(fastest, time_chain(chain));
+        }
+        best[i] = fastest;
+      });
+    }
+  } catch (const std::system_error&) {
+    abandoned = true;  // out of threads: no figures, and no thread left waiting
   }
   for (std::thread& t : threads) t.join();
+  if (abandoned.load()) return {};
   const double top = *std::min_element(best.begin(), best.end());
   if (!pinned_all || !(top > 0.0)) return {};
   for (const double ms : best) speeds.relative.push_back(top / ms);

@@ -35,8 +35,8 @@ inline constexpr long kQuickChain = 30'000'000;
 
 /// Times a chain of `chain` dependent integer additions on one thread pinned to each allowed CPU,
 /// all of them at once (as a run on every core finds them), `rounds` times, and keeps each CPU's
-/// fastest. Returns nothing on a system that does not let threads be pinned. Starts and joins
-/// plain threads only: safe before fork().
+/// fastest. Returns nothing on a system that does not let threads be pinned or started. Starts
+/// and joins plain threads only: safe before fork().
 CpuSpeeds measure_cpu_speeds(long chain = kChain, int rounds = 3);
 
 }  // namespace bench
