@@ -9,6 +9,11 @@ ratios (before / after: above 1, AFTER is faster).
 
 Build the previous commit in a git worktree for BEFORE (docs/benchmarks.md, "Noise"). Exits 1 if
 a run fails or prints no rows, or if the two binaries print different rows.
+
+Where both binaries print the `min cpu` column (the slowest CPU's speed around the row), the last
+two columns are the medians' ratio over the rounds whose two rows both ran on equal CPUs (min cpu
+at least 0.85) and how many rounds those were: on a VM whose host slows one vCPU for minutes, a
+round with one side in such a spell says little about the code.
 """
 
 import re
@@ -19,10 +24,23 @@ import sys
 # "W2 n=1M shuffled build" heads each table; its rows start with the engine and the threads.
 TABLE = re.compile(r"^(W\w+) n=(\S+) (shuffled|sorted) (\S+)")
 ROW = re.compile(r"^  ([a-z_]+) +(\d+) +([0-9.]+) +[0-9.]+ ")
+# A row's min cpu column (the 10th field), absent from binaries before it; "-" when not measured.
+MIN_CPU_FIELD = 9
+EQUAL_CPUS = 0.85
+
+
+def min_cpu(line):
+    """The row's min cpu figure, or None when the binary does not print one."""
+    fields = line.split()
+    try:
+        return float(fields[MIN_CPU_FIELD])
+    except (IndexError, ValueError):
+        return None
 
 
 def figures(binary, flags):
-    """Milliseconds of each row of one run of `binary`, keyed by the row's name."""
+    """(milliseconds, min cpu or None) of each row of one run of `binary`, keyed by the row's
+    name."""
     run = subprocess.run([binary, *flags], capture_output=True, text=True, check=False)
     if run.returncode != 0:
         sys.exit(f"{binary} exited with {run.returncode}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
@@ -31,7 +49,7 @@ def figures(binary, flags):
         if m := TABLE.match(line):
             table = " ".join(m.groups())
         elif (m := ROW.match(line)) and table is not None:
-            rows.setdefault(f"{table} {m[1]} {m[2]} thr", float(m[3]))
+            rows.setdefault(f"{table} {m[1]} {m[2]} thr", (float(m[3]), min_cpu(line)))
         elif line.startswith("===="):
             table = None  # the summary tables repeat the rows
     if not rows:
@@ -51,13 +69,22 @@ def main():
     if any(list(r) != names for r in runs["before"] + runs["after"]):
         sys.exit("the two binaries printed different rows")
     print(f"{rounds} alternated rounds; ms, minimum / median; ratio = before / after")
-    print(f"{'row':44s} {'before':>17s} {'after':>17s} {'min ratio':>9s} {'med ratio':>9s}")
+    print(f"{'row':44s} {'before':>17s} {'after':>17s} {'min ratio':>9s} {'med ratio':>9s} "
+          f"{'equal cpus':>14s}")
     for name in names:
-        b = [r[name] for r in runs["before"]]
-        a = [r[name] for r in runs["after"]]
+        b = [r[name][0] for r in runs["before"]]
+        a = [r[name][0] for r in runs["after"]]
         bmin, bmed, amin, amed = min(b), statistics.median(b), min(a), statistics.median(a)
+        # The rounds whose two rows both ran on equal CPUs.
+        equal = [(rb[name][0], ra[name][0]) for rb, ra in zip(runs["before"], runs["after"])
+                 if all(r[name][1] is not None and r[name][1] >= EQUAL_CPUS for r in (rb, ra))]
+        if equal:
+            ratio = statistics.median(x for x, _ in equal) / statistics.median(y for _, y in equal)
+            equal_text = f"{ratio:8.3f}x ({len(equal)})"
+        else:
+            equal_text = f"{'-':>9s} (0)"
         print(f"{name:44s} {bmin:8.2f} /{bmed:8.2f} {amin:8.2f} /{amed:8.2f} "
-              f"{bmin / amin:8.3f}x {bmed / amed:8.3f}x")
+              f"{bmin / amin:8.3f}x {bmed / amed:8.3f}x {equal_text:>14s}")
 
 
 if __name__ == "__main__":
