@@ -308,12 +308,13 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
         static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[Dim - 1] - 1)));
   }
   IndexVector<std::uint64_t> keys;
-  // keys[s] >> key_shift: the cell key of sorted position s (a packed record's index and the slab
-  // bits dropped).
-  const int key_shift = (packed ? 32 : 0) + slab_bits;
+  // keys[s] >> slab_shift: the slab bits and the cell key above them of sorted position s (a
+  // packed record's index dropped); keys[s] >> key_shift: the cell key alone.
+  const int slab_shift = packed ? 32 : 0;
+  const int key_shift = slab_shift + slab_bits;
   // The slab of the point at sorted position s.
   const auto slab_at = [&](std::int64_t s) {
-    return static_cast<int>((keys[s] >> (packed ? 32 : 0)) & ((1u << slab_bits) - 1));
+    return static_cast<int>((keys[s] >> slab_shift) & ((1u << slab_bits) - 1));
   };
   sized_for_overwrite(keys, n);
   sized_for_overwrite(layout.order, n);
