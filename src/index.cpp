@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "engine_base.hpp"
+#include "growable_buffer.hpp"
 #include "periodic/periodic_engine.hpp"
 #include "shortest.hpp"
 #include "sort_rows.hpp"
@@ -239,10 +240,18 @@ void Index<Dim, T>::neighbor_rows(NeighborRows& out, const ListOptions& options)
 
 template <int Dim, class T>
 std::vector<index_t> Index<Dim, T>::neighbor_counts(double radius) const {
-  const double r = checked_query_radius(radius);
-  std::vector<index_t> counts(size());
-  engine_->neighbor_counts(r, counts);
+  std::vector<index_t> counts;
+  neighbor_counts(counts, radius);
   return counts;
+}
+
+template <int Dim, class T>
+void Index<Dim, T>::neighbor_counts(std::vector<index_t>& out, double radius) const {
+  const double r = checked_query_radius(radius);
+  // Fresh storage is advised to huge pages before std::vector zeroes it (every count is then
+  // overwritten): fewer page faults on the one thread that zeroes it.
+  detail::sized_for_overwrite(out, size());
+  engine_->neighbor_counts(r, out);
 }
 
 template <int Dim, class T>

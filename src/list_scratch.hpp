@@ -10,14 +10,15 @@
 #include "spatialhash/types.hpp"
 
 #include "growable_buffer.hpp"
+#include "index_vector.hpp"
 
 namespace spatialhash::detail {
 
 /// The memory behind a ListScratch, reused by the next collect_rows into the same lists.
 struct ListScratchData {
   std::vector<GrowableBuffer<index_t>> buffers;  ///< one per thread of the last search
-  ResultVector<std::uint32_t> row_length;        ///< per slot
-  ResultVector<std::size_t> row_start;           ///< per slot
+  WorkVector<std::uint32_t> row_length;          ///< per slot
+  WorkVector<std::size_t> row_start;             ///< per slot
 
   std::size_t bytes() const {
     std::size_t total =

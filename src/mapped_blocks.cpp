@@ -16,15 +16,17 @@ constexpr std::size_t kHugePage = std::size_t{1} << 21;
 constexpr std::size_t kSmallPage = std::size_t{1} << 12;
 }  // namespace
 
-std::size_t mapped_block_length(std::size_t bytes, std::size_t mapped_from) noexcept {
+std::size_t mapped_block_length(std::size_t bytes, std::size_t mapped_from,
+                                bool whole_huge_pages) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
   if (bytes < mapped_from || bytes > SIZE_MAX - kHugePage) return 0;
-  const std::size_t whole_huge_pages = (bytes + kHugePage - 1) & ~(kHugePage - 1);
-  if (whole_huge_pages - bytes <= bytes / 8) return whole_huge_pages;
+  const std::size_t whole = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  if (whole_huge_pages || whole - bytes <= bytes / 8) return whole;
   return (bytes + kSmallPage - 1) & ~(kSmallPage - 1);
 #else
   (void)bytes;
   (void)mapped_from;
+  (void)whole_huge_pages;
   return 0;
 #endif
 }

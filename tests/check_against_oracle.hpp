@@ -286,6 +286,11 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     ASSERT_EQ(unsorted_d.distances.size(), unsorted_d.indices.size());
     auto counts = index.neighbor_counts();
     ASSERT_EQ(counts.size(), n);
+    // The same counts refilled into a shorter vector holding other values (checked against the
+    // oracle through `counts` below).
+    std::vector<index_t> refilled_counts(n / 2, 7);
+    index.neighbor_counts(refilled_counts);
+    ASSERT_EQ(refilled_counts, counts);
     for (std::size_t i = 0; i < n; ++i) {
       std::vector<std::size_t> row(lists.indices.begin() + lists.offsets[i],
                                    lists.indices.begin() + lists.offsets[i + 1]);
@@ -390,6 +395,10 @@ void check_against_oracle(const spatialhash::Options& options, const datasets::D
     std::vector<index_t> want_counts(n, 0);
     for (auto [i, j] : want) ++want_counts[i], ++want_counts[j];
     ASSERT_EQ(counts, want_counts);
+    // Refilled into a longer vector holding other values.
+    std::vector<index_t> refilled(n + 5, 99);
+    index.neighbor_counts(refilled, half);
+    ASSERT_EQ(refilled, want_counts);
   }
   // Ball queries at arbitrary positions, full and smaller radius.
   // The same, unsorted, into one vector reused from query to query (its old contents must go).

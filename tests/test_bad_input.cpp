@@ -134,6 +134,10 @@ TEST_P(BadInput, QueryRadiusLargerThanIndexRadiusLeavesIndexUsable) {
   expect_error([&] { index.pairs({.radius = 1.5}); }, "exceeds the index radius");
   expect_error([&] { index.neighbor_lists({.radius = 2.0}); }, "exceeds the index radius");
   expect_error([&] { index.neighbor_counts(-3.0); }, "query radius must be finite and > 0");
+  // The refilled form leaves its vector as it was.
+  std::vector<spatialhash::index_t> kept_counts{5, 6, 7};
+  expect_error([&] { index.neighbor_counts(kept_counts, 2.0); }, "exceeds the index radius");
+  EXPECT_EQ(kept_counts, (std::vector<spatialhash::index_t>{5, 6, 7}));
   expect_error([&] { index.ball({0, 0}, 1.01); }, "exceeds the index radius");
   expect_error([&] { index.ball({std::nan(""), 0}, 0.5); }, "non-finite");
   std::vector<double> queries = {0, 0, std::nan(""), 1};

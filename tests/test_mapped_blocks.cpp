@@ -65,7 +65,11 @@ TEST(MappedBlocks, LengthsFromTheThresholds) {
       ASSERT_LT(length - bytes, kSmallPage) << bytes;
     }
     ASSERT_EQ(mapped_block_length(bytes), bytes < kMappedBlockBytes ? 0u : length) << bytes;
+    // A query's work arrays (WorkVector): whole huge pages whatever they add.
+    ASSERT_EQ(mapped_block_length(bytes, kIndexMappedBlockBytes, true), whole) << bytes;
   }
+  EXPECT_EQ(mapped_block_length(2 * kMiB + 1, kIndexMappedBlockBytes, true), 4 * kMiB);
+  EXPECT_EQ(mapped_block_length(kIndexMappedBlockBytes - 1, kIndexMappedBlockBytes, true), 0u);
 #endif
 }
 

@@ -158,6 +158,9 @@ class Index {
   void neighbor_rows(NeighborRows& out, const ListOptions& options = {}) const;
   /// Number of neighbors of every indexed point.
   std::vector<index_t> neighbor_counts(double radius = kIndexRadius) const;
+  /// Same, into `out` (resized to size(), its storage reused): a simulation that keeps one
+  /// vector across steps allocates (and page-faults) nothing for the counts after the first step.
+  void neighbor_counts(std::vector<index_t>& out, double radius = kIndexRadius) const;
   /// Indices of the indexed points within `radius` of `center`, ascending when `sorted`.
   std::vector<index_t> ball(const Position& center, double radius = kIndexRadius,
                             bool sorted = false) const;

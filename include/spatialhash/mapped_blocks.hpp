@@ -1,5 +1,5 @@
-// Mapped blocks: how spatialhash allocates its large arrays (the index's layout and its build's
-// work arrays from 2 MiB, result arrays and row buffers from 32 MiB).
+// Mapped blocks: how spatialhash allocates its large arrays (the index's layout, its build's work
+// arrays and its queries' from 2 MiB, result arrays and row buffers from 32 MiB).
 //
 // Such blocks are mapped by the library itself: 2 MiB-aligned, advised to transparent huge pages
 // before anything touches them, and unmapped when freed. glibc maps requests of 32 MiB or more
@@ -11,15 +11,17 @@
 // with what was freed before): a plain loop of 1M-point builds took 76-85 ms a build where the
 // benchmark's process took 18 (docs/benchmarks.md, sixty-ninth session), because the index's
 // arrays, freed together with it, were trimmed from the heap and faulted in again. The index's
-// own arrays are therefore mapped from one huge page (kIndexMappedBlockBytes, IndexVector in
-// src/index_vector.hpp): one fault and one zeroing per 2 MiB page in every process. Results below
-// 32 MiB stay with glibc, which reuses them from call to call where a fresh mapping would zero
-// them again (mapped from 2 MiB, W1's lists at 100k points took 1.3x as long).
+// own arrays, and the work arrays its queries free before they return (the same trimming: 1M-point
+// counts 39 against 21 ms in a plain program, eighty-sixth session), are therefore mapped from one
+// huge page (kIndexMappedBlockBytes; IndexVector and WorkVector in src/index_vector.hpp): one
+// fault and one zeroing per 2 MiB page in every process. Results below 32 MiB stay with glibc,
+// which reuses them from call to call where a fresh mapping would zero them again (mapped from
+// 2 MiB, W1's lists at 100k points took 1.3x as long).
 //
 // Length: whole 2 MiB pages where that adds at most an eighth to the request (a block's last huge
 // page is then touched whole; a 4 MB point array at 1M points takes 4 MiB); otherwise the request
 // rounded up to 4 KiB pages, so that a block of just over 2 MiB does not hold twice its size (its
-// tail then faults in 4 KiB pages).
+// tail then faults in 4 KiB pages). A query's work arrays always take whole huge pages.
 //
 // Invariant: a block is released with the byte count it was mapped with (mapped_block_length of
 // the same request), which std::vector's allocator protocol guarantees (deallocate(p, n) gets the
@@ -34,17 +36,19 @@ namespace spatialhash::detail {
 /// mmap threshold: below it, a result freed and requested again within a call or the next one is
 /// usually reused from the heap, which a fresh mapping would zero again).
 inline constexpr std::size_t kMappedBlockBytes = std::size_t{32} << 20;
-/// The index's own arrays (its layout, and its build's and update's work arrays) of at least this
-/// many bytes (one huge page) are mapped blocks (IndexVector): they are what glibc's heap trims
-/// when an index is freed.
+/// The index's own arrays (its layout, and its build's and update's work arrays) and its queries'
+/// work arrays of at least this many bytes (one huge page) are mapped blocks (IndexVector,
+/// WorkVector): they are what glibc's heap trims when an index is freed or a query returns.
 inline constexpr std::size_t kIndexMappedBlockBytes = std::size_t{2} << 20;
 static_assert(kIndexMappedBlockBytes <= kMappedBlockBytes);
 
-/// The length of the mapped block that serves a request of `bytes` (whole 2 MiB pages, or 4 KiB
-/// pages where whole huge pages would add more than an eighth), or 0 where the request, under
-/// `mapped_from` bytes (one huge page at least), is served by operator new instead.
-std::size_t mapped_block_length(std::size_t bytes,
-                                std::size_t mapped_from = kMappedBlockBytes) noexcept;
+/// The length of the mapped block that serves a request of `bytes` (whole 2 MiB pages, or, unless
+/// `whole_huge_pages`, 4 KiB pages where whole huge pages would add more than an eighth), or 0
+/// where the request, under `mapped_from` bytes (one huge page at least), is served by operator
+/// new instead. A query's work arrays take whole huge pages: mapped afresh by every call, a tail
+/// in 4 KiB pages would fault page by page every time (WorkVector).
+std::size_t mapped_block_length(std::size_t bytes, std::size_t mapped_from = kMappedBlockBytes,
+                                bool whole_huge_pages = false) noexcept;
 /// Maps a block of `length` bytes (a mapped_block_length()), 2 MiB-aligned and advised to huge
 /// pages; throws std::bad_alloc when the system refuses.
 void* map_block(std::size_t length);

@@ -129,26 +129,29 @@ struct PairHit {
 /// Results are hundreds of megabytes that a search overwrites anyway; zeroing them first would
 /// write them twice, on one thread (measured: a seventh of a 1M-point neighbor-list search).
 /// Elements constructed with a value (assign, push_back, insert) are initialized as usual.
-/// Results are mapped from 32 MiB (kMappedBlockBytes); the index's own arrays from 2 MiB
-/// (detail::IndexVector, kIndexMappedBlockBytes).
-template <class T, std::size_t MappedFrom = detail::kMappedBlockBytes>
+/// Results are mapped from 32 MiB (kMappedBlockBytes); the index's own arrays and its queries'
+/// work arrays from 2 MiB (detail::IndexVector and detail::WorkVector, kIndexMappedBlockBytes),
+/// the work arrays in whole huge pages (WholeHugePages; mapped_block_length()).
+template <class T, std::size_t MappedFrom = detail::kMappedBlockBytes, bool WholeHugePages = false>
 struct ResultAllocator : std::allocator<T> {
   using value_type = T;
   ResultAllocator() noexcept = default;
   template <class U>
-  ResultAllocator(const ResultAllocator<U, MappedFrom>&) noexcept {}
+  ResultAllocator(const ResultAllocator<U, MappedFrom, WholeHugePages>&) noexcept {}
   template <class U>
   struct rebind {
-    using other = ResultAllocator<U, MappedFrom>;
+    using other = ResultAllocator<U, MappedFrom, WholeHugePages>;
   };
   T* allocate(std::size_t n) {
     if (n > std::allocator_traits<std::allocator<T>>::max_size(*this)) throw std::bad_alloc();
-    const std::size_t length = detail::mapped_block_length(n * sizeof(T), MappedFrom);
+    const std::size_t length =
+        detail::mapped_block_length(n * sizeof(T), MappedFrom, WholeHugePages);
     if (length == 0) return std::allocator<T>::allocate(n);
     return static_cast<T*>(detail::map_block(length));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    const std::size_t length = detail::mapped_block_length(n * sizeof(T), MappedFrom);
+    const std::size_t length =
+        detail::mapped_block_length(n * sizeof(T), MappedFrom, WholeHugePages);
     if (length == 0) {
       std::allocator<T>::deallocate(p, n);
     } else {

@@ -61,6 +61,7 @@
 #include "../engine_base.hpp"
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
+#include "../index_vector.hpp"
 #include "../simd/block_filter.hpp"
 #include "cell_list_layout.hpp"
 #include "chunk_copy.hpp"
@@ -386,11 +387,11 @@ class CellList final : public EngineBase<Dim, T> {
   void full_lists(const ListRequest& request, Lists& lists) const;
 
   /// The caller's coordinates in sorted order: point order[p] at p, Dim values per point.
-  ResultVector<T> sorted_copy() const;
+  WorkVector<T> sorted_copy() const;
   /// `search` for a search of sorted positions (Ids::sorted_position): on a column-order layout
   /// with Search::positions set to `identity`, filled here (4 bytes a point for the call), so that
   /// the column search reports positions where the points lie instead of gathering its runs.
-  Search for_positions(const Search& search, ResultVector<std::uint32_t>& identity) const;
+  Search for_positions(const Search& search, WorkVector<std::uint32_t>& identity) const;
 
   // ---- Pairs (cell_list_pairs.cpp) ----
 

@@ -55,9 +55,9 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
   const int shift = std::max(0, bits - kMortonBitsPerAxis<Dim>);
   const int key_bits = Dim * (bits - shift) + 1;
   const bool packed = key_bits <= 32;
-  ResultVector<std::uint64_t> keys;
+  WorkVector<std::uint64_t> keys;
   sized_for_overwrite(keys, m);
-  ResultVector<index_t> order;  // query indices in key order (the pair sort's values)
+  WorkVector<index_t> order;  // query indices in key order (the pair sort's values)
   if (!packed) sized_for_overwrite(order, m);
   // The key of a query on the lattice is not 0 (packed: its upper half).
   const auto on_lattice = [packed](std::uint64_t key) { return (packed ? key >> 32 : key) != 0; };
@@ -111,8 +111,8 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
   std::size_t on = 0;
   for (std::size_t& kept : kept_in_chunk) on += std::exchange(kept, on);
   if (on < m - m / kCompactBelow) {
-    ResultVector<std::uint64_t> kept_keys;
-    ResultVector<index_t> kept_order;
+    WorkVector<std::uint64_t> kept_keys;
+    WorkVector<index_t> kept_order;
     sized_for_overwrite(kept_keys, on);
     if (!packed) sized_for_overwrite(kept_order, on);
     const auto chunks = static_cast<std::int64_t>(kept_in_chunk.size());
@@ -134,11 +134,11 @@ void CellList<Dim, T>::cross_search(Queries queries, const ListRequest& request,
     if (!packed) order = std::move(kept_order);
   }
   {
-    ResultVector<std::uint64_t> scratch_keys;
+    WorkVector<std::uint64_t> scratch_keys;
     if (packed) {
       radix_sort_packed(keys, key_bits, threads, scratch_keys);
     } else {
-      ResultVector<index_t> scratch_values;
+      WorkVector<index_t> scratch_values;
       radix_sort_pairs(keys, order, key_bits, threads, scratch_keys, scratch_values);
     }
   }

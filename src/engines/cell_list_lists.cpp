@@ -22,7 +22,7 @@ void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts)
   // Counts written by sorted position, in sequence, then put in the caller's order in one pass:
   // written straight to counts[order[s]] from the search, shuffled input made the stores miss
   // (W4 4M points, 2 threads: 0.77-0.96x the half stencil's speed, against 1.2-1.7x this way).
-  ResultVector<index_t> by_position;
+  WorkVector<index_t> by_position;
   sized_for_overwrite(by_position, n);
   parallel_region(threads, [&] {
     CellWork<Dim> work;
@@ -57,9 +57,9 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
   const Search asked{band_for(request.radius), request.radius * request.radius};
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const bool by_position = request.with_distances && !request.sorted;
-  ResultVector<std::uint32_t> identity;
+  WorkVector<std::uint32_t> identity;
   const Search search = by_position ? for_positions(asked, identity) : asked;
-  ResultVector<T> sorted_coords;
+  WorkVector<T> sorted_coords;
   RowPositions<Dim, T> positions;
   if (by_position) {
     sorted_coords = sorted_copy();
@@ -117,7 +117,7 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
 
 template <int Dim, class T>
 typename CellList<Dim, T>::Search CellList<Dim, T>::for_positions(
-    const Search& search, ResultVector<std::uint32_t>& identity) const {
+    const Search& search, WorkVector<std::uint32_t>& identity) const {
   if (!layout_.columns) return search;
   const std::size_t n = layout_.size();
   sized_for_overwrite(identity, n);
@@ -132,10 +132,10 @@ typename CellList<Dim, T>::Search CellList<Dim, T>::for_positions(
 }
 
 template <int Dim, class T>
-ResultVector<T> CellList<Dim, T>::sorted_copy() const {
+WorkVector<T> CellList<Dim, T>::sorted_copy() const {
   const auto& points = this->context_.points;
   const std::size_t n = layout_.size();
-  ResultVector<T> copy;
+  WorkVector<T> copy;
   sized_for_overwrite(copy, n * Dim);
   const auto signed_n = static_cast<std::int64_t>(n);
   parallel_region(own_search_threads(), [&] {
@@ -152,9 +152,9 @@ ResultVector<T> CellList<Dim, T>::sorted_copy() const {
   template void CellList<D, T>::neighbor_counts(double, std::span<index_t>) const;        \
   template void CellList<D, T>::neighbor_lists(const ListRequest&, NeighborLists&) const; \
   template void CellList<D, T>::neighbor_rows(const ListRequest&, NeighborRows&) const;   \
-  template ResultVector<T> CellList<D, T>::sorted_copy() const;                           \
-  template CellList<D, T>::Search CellList<D, T>::for_positions(                          \
-      const Search&, ResultVector<std::uint32_t>&) const;
+  template WorkVector<T> CellList<D, T>::sorted_copy() const;                             \
+  template CellList<D, T>::Search CellList<D, T>::for_positions(const Search&,            \
+                                                                WorkVector<std::uint32_t>&) const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

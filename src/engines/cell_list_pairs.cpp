@@ -66,14 +66,14 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
   out.allocate(capacity);
   // With `distances` (pair_list()): rows of sorted positions, measured from the sorted copy.
   const bool measure = distances != nullptr;
-  ResultVector<T> sorted_coords;
+  WorkVector<T> sorted_coords;
   PointsView<Dim, T> sorted;
   if (measure) {
     sorted_coords = sorted_copy();
     sorted = PointsView<Dim, T>(sorted_coords.data(), layout_.size());
     sized_for_overwrite(*distances, capacity);
   }
-  ResultVector<std::uint32_t> identity;
+  WorkVector<std::uint32_t> identity;
   const Search search = measure ? for_positions(asked, identity) : asked;
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
   const index_t* order = measure ? layout_.order.data() : nullptr;

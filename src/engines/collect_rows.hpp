@@ -18,6 +18,7 @@
 
 #include "../engine_base.hpp"
 #include "../growable_buffer.hpp"
+#include "../index_vector.hpp"
 #include "../list_scratch.hpp"
 #include "../prefix_sum.hpp"
 #include "../sort_rows.hpp"
@@ -31,8 +32,8 @@ namespace spatialhash::detail {
 /// Sizes `lists` for rows of the given lengths by slot (slot t is row row_of[t]; rows no slot
 /// covers stay empty), fills its offsets, and sets row_start[t] to where slot t's row starts.
 inline void lay_out_rows(int threads, std::span<const index_t> row_of, std::size_t rows,
-                         const ResultVector<std::uint32_t>& row_length, bool with_distances,
-                         NeighborLists& lists, ResultVector<std::size_t>& row_start) {
+                         const WorkVector<std::uint32_t>& row_length, bool with_distances,
+                         NeighborLists& lists, WorkVector<std::size_t>& row_start) {
   const std::size_t slots = row_of.size();
   // The offsets are written and then read at scattered places (row_of): in huge pages, their
   // page-table entries fit in the TLB (W1, 4M points, 1 thread: this function's perf samples
@@ -108,7 +109,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   const bool keep = buffered && lists.indices.capacity() > 0;
   if (!keep) lists.scratch.release();
   ListScratchAccess::Held scratch = ListScratchAccess::take(lists.scratch);
-  ResultVector<std::uint32_t>& row_length = scratch->row_length;  // per slot; all written
+  WorkVector<std::uint32_t>& row_length = scratch->row_length;  // per slot; all written
   sized_for_overwrite(row_length, slots);
   // A buffered unit's rows are contiguous in its thread's buffer, at unit_begin[u] of
   // unit_thread[u]; a deferred unit has unit_thread[u] = kDeferred.
@@ -164,7 +165,7 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
     }
     found[static_cast<std::size_t>(t)] = std::move(out);
   });
-  ResultVector<std::size_t>& row_start = scratch->row_start;
+  WorkVector<std::size_t>& row_start = scratch->row_start;
   lay_out_rows(threads, row_of, rows, row_length, request.with_distances, lists, row_start);
   double* const distances = request.with_distances ? lists.distances.data() : nullptr;
   const auto place_row = [&](std::uint32_t t, const index_t* source) {

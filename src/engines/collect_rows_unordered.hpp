@@ -32,6 +32,7 @@
 
 #include "../engine_base.hpp"
 #include "../growable_buffer.hpp"
+#include "../index_vector.hpp"
 #include "../sort_rows.hpp"
 #include "../threads.hpp"
 #include "chunk_copy.hpp"
@@ -71,8 +72,8 @@ void collect_rows(int threads, const PointsView<Dim, T>& points, std::int64_t un
   // Where each slot's row starts: in the shared array, or (kSpilled set) in the spill buffer of
   // the thread that ran the slot's unit, unit_thread[u].
   constexpr std::size_t kSpilled = std::size_t{1} << (std::numeric_limits<std::size_t>::digits - 1);
-  ResultVector<std::size_t> slot_start;
-  ResultVector<std::uint32_t> slot_length;
+  WorkVector<std::size_t> slot_start;
+  WorkVector<std::uint32_t> slot_length;
   sized_for_overwrite(slot_start, slots);
   sized_for_overwrite(slot_length, slots);
   std::vector<int> unit_thread(static_cast<std::size_t>(units));

@@ -24,6 +24,7 @@
 
 #include "../exact.hpp"
 #include "../growable_buffer.hpp"
+#include "../index_vector.hpp"
 #include "../threads.hpp"
 #include "periodic_images.hpp"
 
@@ -222,7 +223,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     // Per imaged point m, its position then its ghosts': query m + first_ghost[m] onwards.
     const auto imaged = static_cast<std::int64_t>(images.imaged.size());
     const std::size_t queries = images.imaged.size() + images.ghosts();
-    ResultVector<double> positions;
+    WorkVector<double> positions;
     sized_for_overwrite(positions, queries * Dim);
     parallel_region(threads, [&] {
 #pragma omp for schedule(static) nowait
@@ -265,7 +266,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// point is listed twice. Rows are sorted after this, when asked (sorts_rows() is false).
   void cross_lists(Queries queries, const ListRequest& request, NeighborLists& out) const override {
     const PeriodicImages<Dim>& images = images_;
-    const ResultVector<double> wrapped = wrapped_positions(queries);
+    const WorkVector<double> wrapped = wrapped_positions(queries);
     ListRequest inner_request = request;
     inner_request.sorted = false;
     inner_->cross_lists(Queries(wrapped.data(), queries.size()), inner_request, out);
@@ -307,8 +308,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
 
  private:
   /// The queries wrapped into the box (wrap_into), packed.
-  ResultVector<double> wrapped_positions(Queries queries) const {
-    ResultVector<double> wrapped;
+  WorkVector<double> wrapped_positions(Queries queries) const {
+    WorkVector<double> wrapped;
     sized_for_overwrite(wrapped, queries.size() * Dim);
     const auto m = static_cast<std::int64_t>(queries.size());
     parallel_region(this->context_.threads, [&] {

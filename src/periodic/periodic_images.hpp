@@ -10,6 +10,8 @@
 #include "spatialhash/points.hpp"
 #include "spatialhash/types.hpp"
 
+#include "../index_vector.hpp"
+
 namespace spatialhash::detail {
 
 /// Point id a < `reals` is the wrapped point a itself; a ghost g = reals + k is the image
@@ -26,12 +28,12 @@ namespace spatialhash::detail {
 /// its own and is in `imaged`. The rows of every other real point hold real points only.
 template <int Dim>
 struct PeriodicImages {
-  ResultVector<double> coords;  ///< Dim values per id: reals first, then ghosts
+  IndexVector<double> coords;  ///< Dim values per id: reals first, then ghosts
   std::size_t reals = 0;
-  ResultVector<index_t> origin;                    ///< per ghost: the real point it images
-  ResultVector<std::array<std::int8_t, 3>> shift;  ///< per ghost: its offset in box edges
-  ResultVector<index_t> imaged;                    ///< the real points that have ghosts, ascending
-  ResultVector<index_t> first_ghost;  ///< per imaged point and one more: its first ghost - reals
+  IndexVector<index_t> origin;                    ///< per ghost: the real point it images
+  IndexVector<std::array<std::int8_t, 3>> shift;  ///< per ghost: its offset in box edges
+  IndexVector<index_t> imaged;                    ///< the real points that have ghosts, ascending
+  IndexVector<index_t> first_ghost;  ///< per imaged point and one more: its first ghost - reals
 
   std::size_t size() const { return coords.size() / Dim; }
   std::size_t ghosts() const { return origin.size(); }
