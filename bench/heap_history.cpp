@@ -1,7 +1,7 @@
 // A build's speed against what the process's heap did before: the same builds, builds + lists,
-// and update() steps of n uniform points (W2's density: about 30 neighbors) in two fresh
-// processes, one that freed nothing large before (a plain program, or a Python script: glibc's
-// mmap threshold at its start value) and one that freed a 24 MiB block first (which raises
+// update() steps and neighbor counts of n uniform points (W2's density: about 30 neighbors) in two
+// fresh processes, one that freed nothing large before (a plain program, or a Python script:
+// glibc's mmap threshold at its start value) and one that freed a 24 MiB block first (which raises
 // glibc's mmap and trim thresholds, so that the heap keeps and reuses freed memory: the state
 // spatialhash_bench runs in). Medians of `repeats` repetitions after a first, untimed one; the
 // ratio is plain / raised. The index's own arrays of 2 MiB or more are mapped by the library
@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <span>
@@ -45,6 +46,7 @@ enum class Step {
   build,        ///< a new index of the points
   build_lists,  ///< a new index and its neighbor lists
   update,       ///< one index's update() after the points moved a little (not timed)
+  counts,       ///< one index's neighbor counts
 };
 
 /// Runs in a child process: sets up the heap state, then times `reps` steps after a first,
@@ -68,8 +70,10 @@ Figures measure(bool raise_threshold, Step step, std::size_t n, int reps, int th
   std::vector<float> moves(step == Step::update ? xyz.size() : 0);
   std::uniform_real_distribution<float> move(-0.01f, 0.01f);
   for (float& m : moves) m = move(g);
-  std::optional<spatialhash::Index<3, float>> updated;
-  if (step == Step::update) updated.emplace(std::span<const float>(xyz), radius, options);
+  std::optional<spatialhash::Index<3, float>> updated;  // update() and counts: built once
+  if (step == Step::update || step == Step::counts) {
+    updated.emplace(std::span<const float>(xyz), radius, options);
+  }
   // Nothing allocated between the repetitions but what the library allocates: whether a small
   // block kept between two builds sits above the freed ones decides whether glibc trims its heap
   // (one kept 64-byte block per repetition turned 72 ms builds into 16 ms ones), and this program
@@ -85,6 +89,9 @@ Figures measure(bool raise_threshold, Step step, std::size_t n, int reps, int th
     const auto start = Clock::now();
     if (step == Step::update) {
       updated->update(std::span<const float>(xyz));
+    } else if (step == Step::counts) {
+      const std::vector<spatialhash::index_t> counts = updated->neighbor_counts();
+      f.neighbors = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
     } else {
       const spatialhash::Index<3, float> index(std::span<const float>(xyz), radius, options);
       if (step == Step::build_lists) {
@@ -160,19 +167,26 @@ int main(int argc, char** argv) {
   const Figures raised_lists = in_child(true, Step::build_lists, n, reps, threads);
   const Figures plain_update = in_child(false, Step::update, n, reps, threads);
   const Figures raised_update = in_child(true, Step::update, n, reps, threads);
+  const Figures plain_counts = in_child(false, Step::counts, n, reps, threads);
+  const Figures raised_counts = in_child(true, Step::counts, n, reps, threads);
   std::printf("%zu uniform points (3D float, ~30 neighbors), %d repetitions, medians in ms\n", n,
               reps);
-  std::printf("  %-28s %10s %10s %10s\n", "heap state", "build", "+ lists", "update");
-  std::printf("  %-28s %10.2f %10.2f %10.2f\n", "plain (nothing freed)", plain_build.ms,
-              plain_lists.ms, plain_update.ms);
-  std::printf("  %-28s %10.2f %10.2f %10.2f\n", "raised (24 MiB freed first)", raised_build.ms,
-              raised_lists.ms, raised_update.ms);
-  std::printf("  %-28s %9.2fx %9.2fx %9.2fx\n", "plain / raised", plain_build.ms / raised_build.ms,
-              plain_lists.ms / raised_lists.ms, plain_update.ms / raised_update.ms);
-  if (plain_lists.neighbors != raised_lists.neighbors || plain_lists.neighbors == 0) {
-    std::printf("neighbor totals differ: %zu against %zu\n", plain_lists.neighbors,
-                raised_lists.neighbors);
-    return 1;
+  std::printf("  %-28s %10s %10s %10s %10s\n", "heap state", "build", "+ lists", "update",
+              "counts");
+  std::printf("  %-28s %10.2f %10.2f %10.2f %10.2f\n", "plain (nothing freed)", plain_build.ms,
+              plain_lists.ms, plain_update.ms, plain_counts.ms);
+  std::printf("  %-28s %10.2f %10.2f %10.2f %10.2f\n", "raised (24 MiB freed first)",
+              raised_build.ms, raised_lists.ms, raised_update.ms, raised_counts.ms);
+  std::printf("  %-28s %9.2fx %9.2fx %9.2fx %9.2fx\n", "plain / raised",
+              plain_build.ms / raised_build.ms, plain_lists.ms / raised_lists.ms,
+              plain_update.ms / raised_update.ms, plain_counts.ms / raised_counts.ms);
+  const std::size_t totals[] = {raised_lists.neighbors, plain_counts.neighbors,
+                                raised_counts.neighbors};
+  for (const std::size_t total : totals) {
+    if (total != plain_lists.neighbors || total == 0) {
+      std::printf("neighbor totals differ: %zu against %zu\n", plain_lists.neighbors, total);
+      return 1;
+    }
   }
   std::printf("neighbor totals agree: %zu\n", plain_lists.neighbors);
   return 0;
