@@ -4,11 +4,12 @@
 // glibc's mmap threshold at its start value) and one that freed a 24 MiB block first (which raises
 // glibc's mmap and trim thresholds, so that the heap keeps and reuses freed memory: the state
 // spatialhash_bench runs in). Medians of `repeats` repetitions after a first, untimed one; the
-// ratio is plain / raised. The index's own arrays of 2 MiB or more are mapped by the library
-// itself (spatialhash/mapped_blocks.hpp), so from about 500k points the builds read the same in
-// both states; smaller ones and results under 32 MiB come from glibc's heap. An index that is
-// updated as its points move keeps its arrays and allocates nothing after the first step, in
-// either state. docs/benchmarks.md, sixty-ninth and seventieth sessions, has the figures.
+// ratio is plain / raised. The index's own arrays and its queries' work arrays of 2 MiB or more
+// are mapped by the library itself (spatialhash/mapped_blocks.hpp), so from about 500k points
+// builds and queries read the same in both states; smaller ones and results under 32 MiB come
+// from glibc's heap. An update() that only refreshes or patches keeps its arrays; one that
+// rebuilds (its sample saw a point change cell) allocates as a build does. docs/benchmarks.md,
+// sixty-ninth, seventieth and eighty-sixth sessions, has the figures.
 //
 //   heap_history [W2] [points] [threads, 0: all] [repeats]   (bench/report.hpp's side-by-side
 //   arguments; the points are W2-like but generated here: make_workload frees large temporaries,
@@ -70,9 +71,9 @@ Figures measure(bool raise_threshold, Step step, std::size_t n, int reps, int th
   std::vector<float> moves(step == Step::update ? xyz.size() : 0);
   std::uniform_real_distribution<float> move(-0.01f, 0.01f);
   for (float& m : moves) m = move(g);
-  std::optional<spatialhash::Index<3, float>> updated;  // update() and counts: built once
+  std::optional<spatialhash::Index<3, float>> kept;  // update() and counts: one index
   if (step == Step::update || step == Step::counts) {
-    updated.emplace(std::span<const float>(xyz), radius, options);
+    kept.emplace(std::span<const float>(xyz), radius, options);
   }
   // Nothing allocated between the repetitions but what the library allocates: whether a small
   // block kept between two builds sits above the freed ones decides whether glibc trims its heap
@@ -88,9 +89,9 @@ Figures measure(bool raise_threshold, Step step, std::size_t n, int reps, int th
     }
     const auto start = Clock::now();
     if (step == Step::update) {
-      updated->update(std::span<const float>(xyz));
+      kept->update(std::span<const float>(xyz));
     } else if (step == Step::counts) {
-      const std::vector<spatialhash::index_t> counts = updated->neighbor_counts();
+      const std::vector<spatialhash::index_t> counts = kept->neighbor_counts();
       f.neighbors = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
     } else {
       const spatialhash::Index<3, float> index(std::span<const float>(xyz), radius, options);

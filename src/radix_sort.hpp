@@ -390,8 +390,8 @@ void by_top_digit(Record* records, Record* scratch, std::size_t n, int first_bit
 /// (sort_bucket), in the core's own cache (by_top_digit). Against LSD passes over the whole
 /// array, which scatter every record to one of 2^11 places in memory on every pass, 4M keys of
 /// 22 bits took 23 instead of 29 ms on 2 threads, and 1M of 19 bits 3.8 instead of 4.2 ms
-/// (docs/benchmarks.md); where buckets are too small for their digits, LSD
-/// passes stay faster (top_digit_first_pays).
+/// (docs/benchmarks.md); where buckets are too small for their digits, LSD passes stay faster
+/// (top_digit_first_pays).
 template <class Record>
 void sort_top_digit_first(Record* records, Record* scratch, std::size_t n, int first_bit,
                           int key_bits, int threads) {
