@@ -7,9 +7,10 @@
 // ratio is plain / raised. The index's own arrays and its queries' work arrays of 2 MiB or more
 // are mapped by the library itself (spatialhash/mapped_blocks.hpp), so from about 500k points
 // builds and queries read the same in both states; smaller ones and results under 32 MiB come
-// from glibc's heap. An update() that only refreshes or patches keeps its arrays; one that
-// rebuilds (its sample saw a point change cell) allocates as a build does. docs/benchmarks.md,
-// sixty-ninth, seventieth and eighty-sixth sessions, has the figures.
+// from glibc's heap. update() keeps its arrays and the layout it replaced, and writes the next
+// layout into them whether it patches or rebuilds (its sample saw a point change cell), so from
+// its second step it allocates nothing at any size. docs/benchmarks.md, sixty-ninth, seventieth,
+// eighty-sixth and eighty-seventh sessions, has the figures.
 //
 //   heap_history [W2] [points] [threads, 0: all] [repeats]   (bench/report.hpp's side-by-side
 //   arguments; the points are W2-like but generated here: make_workload frees large temporaries,

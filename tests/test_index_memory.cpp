@@ -100,8 +100,8 @@ TEST(IndexMemory, LatticeStaysNearSixteenBytesPerPoint) {
 }
 
 // After an update() that moves points between cells the default engine also keeps its work
-// arrays, so that later steps allocate nothing: README gives about 37 bytes per point in 3D on top
-// of the layout; the bound leaves room for the movers' sort arrays.
+// arrays and the layout it replaced, so that later steps allocate nothing: README gives about 40
+// bytes per point in 3D on top of the layout; the bound leaves room for the movers' sort arrays.
 TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   // 19^3 = 6859 points: below the 16384 from which update() samples the movers first (and
   // rebuilds when the sample shows any), so that it patches.
@@ -121,6 +121,36 @@ TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
               built / n);
   EXPECT_GT(updated, built + 30.0 * n) << "the work arrays are kept";
   EXPECT_LE(updated, built + 46.0 * n + 64.0 * 1024.0);
+
+  // Every point moves by 1.5 spacings along x: too many change cell, update() rebuilds, into the
+  // arrays of the layout the patch replaced, and keeps the build's sort keys and their scratch
+  // too (README: about 49 bytes per point on top of the layout once both have run).
+  for (std::size_t i = 0; i < coords.size(); i += 3) coords[i] += 1.5f;
+  index.update(std::span<const float>(coords));
+  const double rebuilt = measured_memory() - before;
+  std::printf("after a rebuilding update(): %.2f bytes per point\n", rebuilt / n);
+  EXPECT_GE(rebuilt, updated) << "nothing kept is released";
+  EXPECT_LE(rebuilt, built + 60.0 * n + 64.0 * 1024.0);
+}
+
+// From 16384 points an update() whose sample sees a point that changed cell rebuilds at once: it
+// keeps the layout it replaced (emptied: the next layout is written into its arrays) and the
+// build's sort keys and scratch, 8 bytes a point each.
+TEST(IndexMemory, UpdateThatRebuildsKeepsTheReplacedLayout) {
+  const datasets::Dataset data = datasets::lattice<3>(50, 1.0, 0.05, 2.0, 21);
+  std::vector<float> coords(data.xyz.begin(), data.xyz.end());
+  const auto n = static_cast<double>(coords.size() / 3);
+  const double before = measured_memory();
+  if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
+  spatialhash::Index<3, float> index(std::span<const float>(coords), data.radius);
+  const double built = measured_memory() - before;
+  for (std::size_t i = 0; i < coords.size(); i += 3) coords[i] += 0.3f;
+  index.update(std::span<const float>(coords));
+  const double updated = measured_memory() - before;
+  std::printf("after a rebuilding update(): %.2f bytes per point (%.2f after the build)\n",
+              updated / n, built / n);
+  EXPECT_GE(updated, 2.0 * built + 16.0 * n) << "the replaced layout and the sort keys are kept";
+  EXPECT_LE(updated, 2.0 * built + 30.0 * n + 64.0 * 1024.0);
 }
 
 // W1 and W2 at 1M points, whose layout arrays (4 MB a point array) are mapped blocks: the measure

@@ -90,8 +90,12 @@ class Index {
   /// Re-indexes after the points moved (same count, same radius, same box); `points` may be the
   /// array the index was built on, modified in place, or another one. The results equal a fresh
   /// index's. cell_list (default) and cell_hash move only the points whose cell changed (cell_list:
-  /// while every point stays on its lattice and at most a quarter changed cell); the others
-  /// rebuild. On bad input it throws and leaves the index as it was.
+  /// while every point stays on its lattice and at most 4% changed cell, below 16384 points; from
+  /// there a sample that sees one sends it to a rebuild); the others rebuild. cell_list keeps the
+  /// arrays of the layout it replaced and its work arrays from one call to the next and writes the
+  /// next layout into them (about 40 bytes per point more in 3D, README's "Memory"), so that a
+  /// step allocates nothing once they have grown. On bad input it throws and leaves the index as
+  /// it was.
   void update(PointsView<Dim, T> points);
   void update(std::span<const T> coords);
 

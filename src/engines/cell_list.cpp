@@ -28,9 +28,10 @@ void CellList<Dim, T>::update(const Context<Dim, T>& context) {
       return;
     }
   }
-  auto [fresh_grid, layout] = index_points(context);
+  auto [fresh_grid, layout] = index_points(context, &spare_);
   this->context_ = context;
   grid_ = fresh_grid;
+  spare_.layout = std::move(layout_);  // the next patch or rebuild writes into its arrays
   layout_ = std::move(layout);
   make_blocks();
   last_update_ = UpdateKind::rebuilt;
@@ -61,7 +62,7 @@ GridGeometry<Dim> CellList<Dim, T>::padded(GridGeometry<Dim> grid) {
 
 template <int Dim, class T>
 std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points(
-    const Context<Dim, T>& caller_context) {
+    const Context<Dim, T>& caller_context, CellListSpare<Dim>* spare) {
   const Context<Dim, T> context = for_build(caller_context);
   const GridGeometry<Dim> grid = padded(choose_grid(context));
   const bool may_coarsen = context.cell_subdivision == 0;
@@ -70,11 +71,12 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   // Points that see sparse stencils: the coarse lattice at once, the one build.
   if (may_coarsen && density.per_stencil_cell < kSparse) {
     if (const auto coarse = sparse_lattice(context, drawn, density.per_stencil_cell)) {
-      return {*coarse, CellListLayout<Dim>::build(context, *coarse)};  // no slabs
+      return {*coarse, CellListLayout<Dim>::build(context, *coarse, 0, spare)};  // no slabs
     }
   }
   const bool slabs = grid.reach == 1 && density.per_cell >= static_cast<double>(kSlabMinPoints);
-  CellListLayout<Dim> layout = CellListLayout<Dim>::build(context, grid, slabs ? kSlabBits : 0);
+  CellListLayout<Dim> layout =
+      CellListLayout<Dim>::build(context, grid, slabs ? kSlabBits : 0, spare);
   if (!may_coarsen || layout.cells() == 0) return {grid, std::move(layout)};
   // The cells, weighted evenly, may still be sparse where the points are not (a sparse background
   // around dense clusters): probed on the layout, an eighth of the cells, 64 to 512, evenly
@@ -111,7 +113,8 @@ std::pair<GridGeometry<Dim>, CellListLayout<Dim>> CellList<Dim, T>::index_points
   if (first < samples && per_stencil_cell < 2 * kSparse) per_stencil_cell = probe(samples);
   if (per_stencil_cell < kSparse) {
     if (const auto coarse = coarser(context, coarsening_for(per_stencil_cell))) {
-      return {*coarse, CellListLayout<Dim>::build(context, *coarse)};
+      if (spare != nullptr) spare->layout = std::move(layout);  // probed: the coarse one's storage
+      return {*coarse, CellListLayout<Dim>::build(context, *coarse, 0, spare)};
     }
   }
   return {grid, std::move(layout)};

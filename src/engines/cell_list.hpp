@@ -187,7 +187,7 @@ class CellList final : public EngineBase<Dim, T> {
 
   explicit CellList(const Context<Dim, T>& context) : Base(context) {
     filter_ = best_block_filter<Dim>(context.simd);
-    std::tie(grid_, layout_) = index_points(context);
+    std::tie(grid_, layout_) = index_points(context);  // only update() keeps the work arrays
     make_blocks();
   }
 
@@ -285,9 +285,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// Sparse means fewer than kSparse points per stencil cell: around the points drawn by
   /// sample_density, decided before any layout is built, or else around an eighth of the built
   /// layout's cells (64 to 512), each cell weighted evenly, which finds sparse backgrounds around
-  /// dense clusters, and builds a second time when it does.
+  /// dense clusters, and builds a second time when it does. Every build writes into `spare`'s
+  /// storage, where there is one (update(); CellListLayout::build).
   static std::pair<GridGeometry<Dim>, CellListLayout<Dim>> index_points(
-      const Context<Dim, T>& context);
+      const Context<Dim, T>& context, CellListSpare<Dim>* spare = nullptr);
 
   /// Below this many points per stencil cell the default lattice is coarsened.
   static constexpr double kSparse = 1.5;
@@ -1138,7 +1139,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// first.
   std::array<std::int64_t, kGroupCells> group_offset_{};
   int stencil_size_ = 0;
-  CellListSpare<Dim> spare_;  ///< update()'s work arrays, reused step after step
+  /// update()'s work arrays and the layout it last replaced, reused step after step.
+  CellListSpare<Dim> spare_;
   UpdateKind last_update_ = UpdateKind::rebuilt;
 };
 

@@ -272,11 +272,18 @@ void gather_sorted(SortedGather<Dim, T> gather, std::size_t first, std::size_t l
 template <int Dim>
 template <class T>
 CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
-                                               const GridGeometry<Dim>& grid, int slab_bits) {
+                                               const GridGeometry<Dim>& grid, int slab_bits,
+                                               CellListSpare<Dim>* spare) {
   const auto& points = context.points;
   const std::size_t n = points.size();
   const int threads = context.threads;
-  CellListLayout layout;
+  // The layout and the work arrays are written into the spare's storage (an update()'s: the
+  // layout it replaced last time; grown here where it is empty or short), and the work arrays go
+  // back to the spare when the build returns. If anything throws, the spare just loses them.
+  CellListSpare<Dim> own;  // a new index's: empty, and its arrays die with the build
+  CellListSpare<Dim>& storage = spare != nullptr ? *spare : own;
+  CellListLayout layout = std::move(storage.layout);
+  layout.clear();
   layout.dims = grid.dims;
   const int bits = axis_bits(grid);
   // Lattices wider than a Morton code can hold are ordered by a coarser Z-order first.
@@ -307,7 +314,14 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     layout.z_bits =
         static_cast<int>(std::bit_width(static_cast<std::uint64_t>(grid.dims[Dim - 1] - 1)));
   }
-  IndexVector<std::uint64_t> keys;
+  IndexVector<std::uint64_t> keys = std::move(storage.position_keys);
+  IndexVector<std::uint64_t> scratch_keys = std::move(storage.sort_keys);
+  std::vector<std::uint64_t> begins = std::move(storage.cell_begins);
+  std::vector<CellCoord> coords = std::move(storage.cell_coords);
+  // The sort's scratch, once the sort is done: kept for the next build in a spare, else released.
+  const auto done_with_scratch = [&] {
+    if (spare == nullptr) IndexVector<std::uint64_t>().swap(scratch_keys);
+  };
   // keys[s] >> slab_shift: the slab bits and the cell key above them of sorted position s (a
   // packed record's index dropped); keys[s] >> key_shift: the cell key alone.
   const int slab_shift = packed ? 32 : 0;
@@ -340,7 +354,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // Float coordinates in sorted order (relative to their frame's origin), and a bit for each
   // sorted position that begins a cell: where the key changes (or, with a coarse key, the exact
   // cell), turned into cell starts by index_cells.
-  std::vector<std::uint64_t> begins((n + 63) / 64, 0);
+  begins.assign((n + 63) / 64, 0);
   for (int k = 0; k < Dim; ++k) sized_for_overwrite(layout.axis[k], n);
   // A cell key without its low Dim * (kFrameBits - shift) bits is the Morton code of the cell's
   // float frame (shift < kFrameBits: a coarse key drops fewer bits per axis than a frame spans).
@@ -349,7 +363,6 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   const RelativeWriter<Dim, T> writer(points, layout.axis, grid, frame_shift);
   // With coarse keys, the low Dim * shift bits of each sorted position's cell code (fine[s]).
   IndexVector<std::uint32_t> fine;
-  IndexVector<std::uint64_t> scratch_keys;
   if (packed && n >= radix_detail::kCarryingFrom && scattered_order(keys, key_bits)) {
     // The points are read in the caller's order as the top-digit pass moves their records, their
     // float coordinates written straight to where that pass puts the record: into the bucket of
@@ -398,7 +411,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
     };
     radix_detail::sort_top_digit_first_carrying(keys.data(), scratch_keys.data(), n, 32, key_bits,
                                                 threads, carry_for, finish_for);
-    IndexVector<std::uint64_t>().swap(scratch_keys);
+    done_with_scratch();
   } else {
     if (packed) {
       radix_sort_packed(keys, key_bits, threads, scratch_keys);
@@ -406,7 +419,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
       IndexVector<std::uint32_t> scratch_values;
       radix_sort_pairs(keys, layout.order, key_bits, threads, scratch_keys, scratch_values);
     }
-    IndexVector<std::uint64_t>().swap(scratch_keys);
+    done_with_scratch();
     if (shift > 0) {
       const auto low_mask = (std::uint32_t{1} << shift) - 1;
       fine = sort_within_coarse_keys(keys, layout.order, threads, [&](std::size_t i) {
@@ -439,7 +452,7 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
   // code; a coarse one its high bits, and fine[s] the rest), not recomputed from the caller's
   // points (read at random: a cache miss per cell at 4M points).
   // (Column keys lie below the frame bits: their frames decoded as frame 0, as they are.)
-  const std::vector<CellCoord> coords = layout.index_cells(
+  layout.index_cells(
       begins, n, threads,
       [decode = typename CellListLayout::SortedKeyDecoder(layout), sorted_keys = keys.data(),
        key_shift, fine = fine.data(), shift](std::uint32_t s) mutable {
@@ -449,11 +462,39 @@ CellListLayout<Dim> CellListLayout<Dim>::build(const Context<Dim, T>& context,
           for (int k = 0; k < Dim; ++k) c[k] = c[k] << shift | low[k];
         }
         return c;
-      });
+      },
+      coords);
   layout.index_slabs(threads, slab_at);
   layout.index_order(coords, threads);
   layout.index_lookup(grid, coords, threads);
+  storage.position_keys = std::move(keys);
+  storage.sort_keys = std::move(scratch_keys);
+  storage.cell_begins = std::move(begins);
+  storage.cell_coords = std::move(coords);
   return layout;
+}
+
+template <int Dim>
+void CellListLayout<Dim>::clear() {
+  // Every array moves into a default layout, emptied; an array left out here would only lose its
+  // storage, never leave stale contents.
+  CellListLayout empty;
+  const auto keep = [](auto& from, auto& to) {
+    from.clear();
+    to.swap(from);
+  };
+  keep(order, empty.order);
+  for (int k = 0; k < Dim; ++k) keep(axis[k], empty.axis[k]);
+  keep(cell_start, empty.cell_start);
+  keep(slab_start, empty.slab_start);
+  keep(tiles, empty.tiles);
+  keep(cell_z, empty.cell_z);
+  keep(column_runs, empty.column_runs);
+  keep(column_slots, empty.column_slots);
+  keep(tile_slots, empty.tile_slots);
+  keep(near_occupied, empty.near_occupied);
+  keep(dense, empty.dense);
+  *this = std::move(empty);
 }
 
 template <int Dim>
@@ -650,9 +691,9 @@ void CellListLayout<Dim>::index_lookup(const GridGeometry<Dim>& grid,
   if (static_cast<double>(near) > kNearShareKept * blocks) near_occupied = {};
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                       \
-  template CellListLayout<D> CellListLayout<D>::build(const Context<D, T>&, \
-                                                      const GridGeometry<D>&, int);
+#define SPATIALHASH_INSTANTIATE(D, T)                  \
+  template CellListLayout<D> CellListLayout<D>::build( \
+      const Context<D, T>&, const GridGeometry<D>&, int, CellListSpare<D>*);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 template class CellListLayout<2>;

@@ -106,25 +106,8 @@ class CellBegins {
   std::uint64_t pending_ = 0;
 };
 
-/// Work arrays of CellListLayout::update, kept by the engine between updates so that a step
-/// allocates (and page-faults) nothing once they have grown to the point count: about 37 bytes
-/// per point in 3D (29 in 2D) after an update that moved points between cells (21 in 3D after
-/// one that only refreshed coordinates), on top of the layout's 16 (tests/test_index_memory.cpp
-/// measures it).
 template <int Dim>
-struct CellListSpare {
-  std::array<IndexVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
-  std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
-  /// Per old position, the key of the point's sub-cell now (a build's sort key).
-  std::vector<std::uint64_t> position_keys;
-  std::vector<std::uint64_t> mover_keys;       ///< each mover's key (its sub-cell's now)
-  std::vector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
-  std::vector<std::uint64_t> sort_keys;        ///< radix sort scratch
-  std::vector<std::uint32_t> sort_values;
-  IndexVector<index_t> order;  ///< the merged layout, swapped in on success
-  std::array<IndexVector<float>, Dim> axis;
-  std::vector<std::uint64_t> cell_begins;  ///< bitmap of the merged cells' first positions
-};
+struct CellListSpare;
 
 /// A tile of the layout's block table spans 2^kTileShift cells per axis: 64 cells (4^3, 8^2),
 /// whose Morton codes within the tile are the low 6 bits of theirs.
@@ -188,9 +171,18 @@ class CellListLayout {
   /// Reorders the points of `context` by their cell of `grid` (parallel radix sort on Morton
   /// codes), and within each cell by slab: 2^slab_bits equal parts of the cell along the last
   /// axis (cell_keys.hpp), or fewer bits where the sort's packed keys would not hold them.
+  /// With a `spare` (an update()'s rebuild), the layout is written into spare->layout's arrays and
+  /// the build's work arrays are the spare's, which keeps them when the build returns (empty ones
+  /// grow as needed); without (a new index), each work array is released as soon as the build is
+  /// done with it, so that the arrays allocated after it may reuse its memory (a plain program's
+  /// 100k-point builds: 6.2 against 7.1 ms when the sort's scratch was kept to the end).
   template <class T>
   static CellListLayout build(const Context<Dim, T>& context, const GridGeometry<Dim>& grid,
-                              int slab_bits = 0);
+                              int slab_bits = 0, CellListSpare<Dim>* spare = nullptr);
+
+  /// Empties the layout (no points, no cells, every setting at its default) and keeps its
+  /// arrays' storage, for a build or an update() to write the next layout into.
+  void clear();
 
   /// When update() gives up for a rebuild: the shares of points that changed cell above which a
   /// patch is not tried.
@@ -661,16 +653,15 @@ class CellListLayout {
   /// Cell starts of `n` sorted positions from `begins`, a bitmap of them (bit s % 64 of word
   /// s / 64 set where a cell begins: always at s = 0; CellBegins); `cell_at(s)` gives the
   /// coordinates of the cell that begins at sorted position s (each thread calls its own copy of
-  /// it, with ascending s). Sets cell_start and returns the coordinates of each cell, for
+  /// it, with ascending s). Sets cell_start and `coords`, the coordinates of each cell, for
   /// index_lookup(). Each thread counts the bits of its slice of the words, then writes the starts
   /// and coordinates of its cells: a bit per point read twice, where 32-bit marks were written
   /// twice and read three times by a prefix sum (docs/benchmarks.md).
   template <class CellAt>
-  std::vector<CellCoord> index_cells(std::span<const std::uint64_t> begins, std::size_t n,
-                                     int threads, CellAt cell_at) {
+  void index_cells(std::span<const std::uint64_t> begins, std::size_t n, int threads,
+                   CellAt cell_at, std::vector<CellCoord>& coords) {
     const std::size_t words = begins.size();
     std::vector<std::size_t> cells_before(static_cast<std::size_t>(std::max(threads, 1)) + 1, 0);
-    std::vector<CellCoord> coords;
     parallel_region(threads, [&] {
       // A slice per thread of the team, which may be smaller than asked for (team_size()).
       const auto team = static_cast<std::size_t>(team_size());
@@ -699,7 +690,6 @@ class CellListLayout {
       }
     });
     cell_start.back() = static_cast<std::uint32_t>(n);
-    return coords;
   }
   /// slab_start from cell_start and `slab_at(s)`, the slab of the point at sorted position s
   /// (within a cell the slabs ascend).
@@ -731,6 +721,31 @@ class CellListLayout {
   /// block table) and the bitmaps, for the cells of lattice coordinates `coords`, after
   /// index_order().
   void index_lookup(const GridGeometry<Dim>& grid, std::span<const CellCoord> coords, int threads);
+};
+
+/// What the default engine keeps from one update() to the next, so that a step maps and faults
+/// in nothing once its arrays have grown to the point count, whether it refreshes, patches or
+/// rebuilds: the arrays of the layout it last replaced (emptied by CellListLayout::clear(), their
+/// storage kept: the next layout, patched or built, is written into them) and the work arrays of
+/// the update's steps and of a build (a build's sort keys and their radix sort scratch are
+/// position_keys and sort_keys). On top of the layout's 16-18 bytes per point in 3D: about 21
+/// after an update that only refreshed coordinates, about 40 after one that patched or rebuilt,
+/// about 49 once both have run (tests/test_index_memory.cpp measures it). A new index's build
+/// has no spare: its work arrays are its own, released as it goes.
+template <int Dim>
+struct CellListSpare {
+  CellListLayout<Dim> layout;  ///< a replaced layout, emptied (clear()): the next one's storage
+  std::array<IndexVector<float>, Dim> moved_axis;  ///< new coordinates at the old positions
+  std::vector<std::uint8_t> changed_cell;          ///< per old position: 1 if the cell changed
+  /// Per old position, the key of the point's sub-cell now; a build's sort keys.
+  IndexVector<std::uint64_t> position_keys;
+  IndexVector<std::uint64_t> mover_keys;       ///< each mover's key (its sub-cell's now)
+  IndexVector<std::uint32_t> mover_positions;  ///< old sorted position of each mover
+  IndexVector<std::uint64_t> sort_keys;        ///< radix sort scratch (a patch's and a build's)
+  IndexVector<std::uint32_t> sort_values;
+  /// Bitmap of the cells' first positions (a patch's merged cells, a build's sorted ones).
+  std::vector<std::uint64_t> cell_begins;
+  std::vector<std::array<std::uint32_t, Dim>> cell_coords;  ///< per cell (index_cells())
 };
 
 }  // namespace spatialhash::detail

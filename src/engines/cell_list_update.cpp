@@ -87,15 +87,29 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // the sample, never the result.
   constexpr std::uint32_t kSampleStride = 128, kMinSamples = 128;
   if (n / kSampleStride >= kMinSamples) {
-    std::atomic<std::size_t> sampled_total = 0, changed_total = 0;
+    // The samples: positions first + kSampleStride * i of each chunk's range. The bound is known
+    // before they are read, so the threads stop as soon as the count of points that changed cell
+    // passes it: with the default engine's limit (any), at the first one, which a simulation's
+    // step meets after a few dozen samples (the whole sample walks every cell of the layout:
+    // 1M points, about 6% of a rebuilding update()).
+    std::size_t samples = 0;
+    for (std::size_t j = 0; j < chunks; ++j) {
+      samples +=
+          (cell_start[first[j + 1]] - cell_start[first[j]] + kSampleStride - 1) / kSampleStride;
+    }
+    const double p = limits.sampled, sampled = static_cast<double>(samples);
+    const double bound = sampled * p + 3.0 * std::sqrt(sampled * p * (1.0 - p));
+    std::atomic<std::size_t> changed_total = 0;
+    std::atomic<bool> over = false;
     parallel_region(threads, [&] {
-      std::size_t sampled = 0, changed = 0;
 #pragma omp for schedule(static) nowait
       for (std::int64_t j = 0; j < signed_chunks; ++j) {
+        if (over.load(std::memory_order_relaxed)) continue;
         std::size_t c = first[j];
         CellWalk walk(*this, static_cast<std::uint32_t>(c));
         for (std::uint32_t s = cell_start[first[j]]; s < cell_start[first[j + 1]];
-             s += kSampleStride, ++sampled) {
+             s += kSampleStride) {
+          if (over.load(std::memory_order_relaxed)) break;
           while (cell_start[c + 1] <= s) {
             ++c;
             walk.next();
@@ -105,17 +119,13 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
           for (int k = 0; k < Dim; ++k) {
             moved |= cell[k] != static_cast<std::int64_t>(walk.coord()[k]);
           }
-          changed += moved ? 1 : 0;
+          if (!moved) continue;
+          const std::size_t changed = changed_total.fetch_add(1, std::memory_order_relaxed) + 1;
+          if (static_cast<double>(changed) > bound) over.store(true, std::memory_order_relaxed);
         }
       }
-      sampled_total.fetch_add(sampled, std::memory_order_relaxed);
-      changed_total.fetch_add(changed, std::memory_order_relaxed);
     });
-    const double p = limits.sampled, samples = static_cast<double>(sampled_total.load());
-    if (static_cast<double>(changed_total.load()) >
-        samples * p + 3.0 * std::sqrt(samples * p * (1.0 - p))) {
-      return std::nullopt;
-    }
+    if (over.load()) return std::nullopt;
   }
 
   // 1. New keys and float coordinates at the old positions, a block of positions at a time: the
@@ -254,19 +264,23 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
         spare.mover_keys.begin());
   }
   mover_begin[chunks] = movers;
-  spare.order.resize(n);
-  for (int k = 0; k < Dim; ++k) spare.axis[k].resize(n);
+  // The merged layout is written into the arrays of the one the last update replaced (emptied),
+  // and its cells and lookup (step 4) too.
+  CellListLayout next = std::move(spare.layout);
+  next.clear();
+  next.order.resize(n);
+  for (int k = 0; k < Dim; ++k) next.axis[k].resize(n);
   spare.cell_begins.assign((n + 63) / 64, 0);
   parallel_region(threads, [&] {
 #pragma omp for schedule(static) nowait
     for (std::int64_t j = 0; j < signed_chunks; ++j) {
       // Local copies of the arrays' addresses, as in step 1. The merged order holds old
       // positions for now (their keys are read in step 4), original indices after step 4.
-      index_t* out_source = spare.order.data();
+      index_t* out_source = next.order.data();
       std::array<float*, Dim> out_axis;
       std::array<const float*, Dim> in_axis;
       for (int k = 0; k < Dim; ++k) {
-        out_axis[k] = spare.axis[k].data();
+        out_axis[k] = next.axis[k].data();
         in_axis[k] = spare.moved_axis[k].data();
       }
       const std::uint8_t* changed_cell = spare.changed_cell.data();
@@ -309,8 +323,6 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
 
   // 4. Cells and lookup of the merged layout, built aside and swapped in (nothing below throws
   // after the first swap).
-  CellListLayout next;
-  next.order.swap(spare.order);
   next.dims = dims;
   next.slab_bits = slab_bits;
   next.columns = columns;
@@ -318,11 +330,13 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   // The key of new position s: that of its old position, next.order[s] (step 1 kept every
   // position's new key).
   const auto key_at = [&](std::uint32_t s) { return spare.position_keys[next.order[s]]; };
-  const std::vector<CellCoord> coords =
-      next.index_cells(spare.cell_begins, n, threads,
-                       [&, decode = SortedKeyDecoder(*this)](std::uint32_t s) mutable {
-                         return decode(key_at(s) >> slab_bits);
-                       });
+  std::vector<CellCoord>& coords = spare.cell_coords;
+  next.index_cells(
+      spare.cell_begins, n, threads,
+      [&, decode = SortedKeyDecoder(*this)](std::uint32_t s) mutable {
+        return decode(key_at(s) >> slab_bits);
+      },
+      coords);
   next.index_slabs(threads, [&](std::uint32_t s) {
     return static_cast<int>(key_at(s) & static_cast<std::uint64_t>(slab_count - 1));
   });
@@ -338,11 +352,8 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
   const bool same_cells =
       columns ? next.cell_z == cell_z && next.column_runs == column_runs : next.tiles == tiles;
   if (!same_cells) next.index_lookup(grid, coords, threads);
-  spare.order.swap(order);
   order.swap(next.order);
-  for (int k = 0; k < Dim; ++k) {
-    axis[k].swap(spare.axis[k]);  // the old coordinates become the next update's scratch
-  }
+  for (int k = 0; k < Dim; ++k) axis[k].swap(next.axis[k]);
   cell_start.swap(next.cell_start);
   slab_start.swap(next.slab_start);
   if (!same_cells) {
@@ -357,6 +368,7 @@ std::optional<UpdateKind> CellListLayout<Dim>::update(const Context<Dim, T>& con
     occupied_shift = next.occupied_shift;
     occupied_dims = next.occupied_dims;
   }
+  spare.layout = std::move(next);  // the replaced arrays: the next patch's or rebuild's storage
   return UpdateKind::patched;
 }
 
