@@ -142,9 +142,13 @@ class EngineBase {
   const Context<Dim, T>& context() const { return context_; }
   virtual Engine kind() const = 0;
 
-  /// Re-indexes for moved points (same count). The default rebuilds from scratch; the engine
-  /// must be left unchanged if this throws.
+  /// Re-indexes for moved points (same count, unless updates_any_size()). The default rebuilds
+  /// from scratch; the engine must be left unchanged if this throws.
   virtual void update(const Context<Dim, T>& context) = 0;
+  /// Whether update() also takes a point set of another size (a periodic index's images, whose
+  /// ghost count changes as points cross the margins): cell_list, which then rebuilds into the
+  /// arrays it kept. The others need a new engine.
+  virtual bool updates_any_size() const { return false; }
   /// How the last update() went; engines without an incremental path always rebuild.
   virtual UpdateKind last_update() const { return UpdateKind::rebuilt; }
   /// The edge of the cells the engine chose (a diagnostic for tests); 0 for engines that do not

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <span>
@@ -99,24 +100,44 @@ TEST(IndexMemory, LatticeStaysNearSixteenBytesPerPoint) {
   check_index_memory<3, double>(data);
 }
 
+/// A jittered lattice of side^3 points (W1's spacing and radius) indexed by the default engine,
+/// with the memory in use just before the build (before < 0: not measurable) and what the build
+/// added.
+struct LatticeIndex {
+  LatticeIndex(int side, std::uint64_t seed)
+      : data(datasets::lattice<3>(side, 1.0, 0.05, 2.0, seed)),
+        coords(data.xyz.begin(), data.xyz.end()),
+        n(static_cast<double>(coords.size() / 3)),
+        before(measured_memory()),
+        index(std::span<const float>(coords), data.radius),
+        built(measured_memory() - before) {}
+  /// update() to `coords` as they are now; returns the memory held then on top of `before`.
+  double update() {
+    index.update(std::span<const float>(coords));
+    return measured_memory() - before;
+  }
+  datasets::Dataset data;
+  std::vector<float> coords;
+  double n;
+  double before;
+  spatialhash::Index<3, float> index;
+  double built;
+};
+
 // After an update() that moves points between cells the default engine also keeps its work
 // arrays and the layout it replaced, so that later steps allocate nothing: README gives about 40
 // bytes per point in 3D on top of the layout; the bound leaves room for the movers' sort arrays.
 TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   // 19^3 = 6859 points: below the 16384 from which update() samples the movers first (and
   // rebuilds when the sample shows any), so that it patches.
-  const datasets::Dataset data = datasets::lattice<3>(19, 1.0, 0.05, 2.0, 17);
-  std::vector<float> coords(data.xyz.begin(), data.xyz.end());
-  const auto n = static_cast<double>(coords.size() / 3);
-  const double before = measured_memory();
-  if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
-  spatialhash::Index<3, float> index(std::span<const float>(coords), data.radius);
-  const double built = measured_memory() - before;
+  LatticeIndex lattice(19, 17);
+  if (lattice.before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
+  const double n = lattice.n, built = lattice.built;
+  std::vector<float>& coords = lattice.coords;
   // One point in 199 moves by 1.5 spacings along x: most of them change cell (of edge 2), few
   // enough for update() to patch the layout instead of rebuilding it.
   for (std::size_t i = 0; i < coords.size() / 3; i += 199) coords[3 * i] += 1.5f;
-  index.update(std::span<const float>(coords));
-  const double updated = measured_memory() - before;
+  const double updated = lattice.update();
   std::printf("after update(): %.2f bytes per point (%.2f after the build)\n", updated / n,
               built / n);
   EXPECT_GT(updated, built + 30.0 * n) << "the work arrays are kept";
@@ -126,8 +147,7 @@ TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
   // arrays of the layout the patch replaced, and keeps the build's sort keys and their scratch
   // too (README: about 49 bytes per point on top of the layout once both have run).
   for (std::size_t i = 0; i < coords.size(); i += 3) coords[i] += 1.5f;
-  index.update(std::span<const float>(coords));
-  const double rebuilt = measured_memory() - before;
+  const double rebuilt = lattice.update();
   std::printf("after a rebuilding update(): %.2f bytes per point\n", rebuilt / n);
   EXPECT_GE(rebuilt, updated) << "nothing kept is released";
   EXPECT_LE(rebuilt, built + 60.0 * n + 64.0 * 1024.0);
@@ -137,16 +157,11 @@ TEST(IndexMemory, UpdateKeepsItsWorkArrays) {
 // keeps the layout it replaced (emptied: the next layout is written into its arrays) and the
 // build's sort keys and scratch, 8 bytes a point each.
 TEST(IndexMemory, UpdateThatRebuildsKeepsTheReplacedLayout) {
-  const datasets::Dataset data = datasets::lattice<3>(50, 1.0, 0.05, 2.0, 21);
-  std::vector<float> coords(data.xyz.begin(), data.xyz.end());
-  const auto n = static_cast<double>(coords.size() / 3);
-  const double before = measured_memory();
-  if (before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
-  spatialhash::Index<3, float> index(std::span<const float>(coords), data.radius);
-  const double built = measured_memory() - before;
-  for (std::size_t i = 0; i < coords.size(); i += 3) coords[i] += 0.3f;
-  index.update(std::span<const float>(coords));
-  const double updated = measured_memory() - before;
+  LatticeIndex lattice(50, 21);
+  if (lattice.before < 0.0) GTEST_SKIP() << "no allocator statistics (not glibc >= 2.33, or ASan)";
+  const double n = lattice.n, built = lattice.built;
+  for (std::size_t i = 0; i < lattice.coords.size(); i += 3) lattice.coords[i] += 0.3f;
+  const double updated = lattice.update();
   std::printf("after a rebuilding update(): %.2f bytes per point (%.2f after the build)\n",
               updated / n, built / n);
   EXPECT_GE(updated, 2.0 * built + 16.0 * n) << "the replaced layout and the sort keys are kept";

@@ -198,6 +198,9 @@ class CellList final : public EngineBase<Dim, T> {
   void update(const Context<Dim, T>& context) override;
 
   UpdateKind last_update() const override { return last_update_; }
+  /// A point set of another size is rebuilt (CellListLayout::update() gives up on it), into the
+  /// arrays kept from the last update as any rebuild.
+  bool updates_any_size() const override { return true; }
 
   double cell_edge() const override { return grid_.cell_size; }
 

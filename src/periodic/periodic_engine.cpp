@@ -41,25 +41,26 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
 
   PeriodicEngine(Engine kind, const Context<Dim, T>& context, const PeriodicBox<Dim>& box)
       : EngineBase<Dim, T>(context), kind_(kind), box_(box) {
-    images_ = make_periodic_images(context.points, box_, context.radius, context.threads);
+    make_periodic_images(context.points, box_, context.radius, context.threads, images_);
     inner_ = make_engine(kind_, inner_context(images_, context));
   }
 
   Engine kind() const override { return inner_->kind(); }
 
   void update(const Context<Dim, T>& context) override {
-    // Everything that may throw happens before the state changes. Moving a vector keeps its
-    // buffer, so the inner engine's view of fresh.coords stays valid after the move.
-    PeriodicImages<Dim> fresh =
-        make_periodic_images(context.points, box_, context.radius, context.threads);
-    const Context<Dim, double> inner = inner_context(fresh, context);
-    if (fresh.size() == images_.size()) {
+    // The new image set is written into the spare one (the set before last: nothing reads it),
+    // and everything that may throw happens before the state changes. Swapping the sets moves
+    // their buffers, so the inner engine's view of the new coordinates stays valid.
+    make_periodic_images(context.points, box_, context.radius, context.threads, spare_images_);
+    const Context<Dim, double> inner = inner_context(spare_images_, context);
+    if (spare_images_.size() == images_.size() || inner_->updates_any_size()) {
       inner_->update(inner);
     } else {
-      // The ghost count changed: the inner engines update only same-size point sets.
+      // The ghost count changed (as it does at nearly every step of a simulation), and this inner
+      // engine updates only same-size point sets.
       inner_ = make_engine(kind_, inner);
     }
-    images_ = std::move(fresh);
+    std::swap(images_, spare_images_);
     this->context_ = context;
   }
 
@@ -459,6 +460,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   Engine kind_;
   PeriodicBox<Dim> box_;
   PeriodicImages<Dim> images_;
+  /// The image set before the current one, kept by update() as the storage of the next.
+  PeriodicImages<Dim> spare_images_;
   std::unique_ptr<EngineBase<Dim, double>> inner_;
 };
 

@@ -89,17 +89,17 @@ std::size_t ghost_count(const Geometry<Dim>& geometry, const std::array<double, 
 }  // namespace
 
 template <int Dim, class T>
-PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box,
-                                         double radius, int threads) {
+void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box, double radius,
+                          int threads, PeriodicImages<Dim>& images) {
   const Geometry<Dim> geometry(box, radius);
   const std::size_t n = points.size();
-  PeriodicImages<Dim> images;
   images.reals = n;
   // Room for the reals and as many ghosts (pages nothing writes cost no memory): at 1M points
   // this is a mapped block (mapped_blocks.hpp), outside the heap that the inner engine's build
   // reuses for its work arrays. A long-lived heap block of this size made that build fault its
   // arrays afresh each time (W2-like 1M points, 2 threads: 56 -> 31 ms a periodic build).
   // Tiny boxes, where most points have several ghosts, grow it once below.
+  images.coords.clear();  // kept storage: nothing of the last image set is read
   images.coords.reserve(2 * n * Dim);
   sized_for_overwrite(images.coords, n * Dim);
   // Blocks of points: pass 1 wraps the points into place and counts each block's ghosts, pass 2
@@ -167,12 +167,11 @@ PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const Period
       }
     }
   });
-  return images;
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                                              \
-  template PeriodicImages<D> make_periodic_images(PointsView<D, T>, const PeriodicBox<D>&, double, \
-                                                  int);
+#define SPATIALHASH_INSTANTIATE(D, T)                                                      \
+  template void make_periodic_images(PointsView<D, T>, const PeriodicBox<D>&, double, int, \
+                                     PeriodicImages<D>&);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

@@ -45,10 +45,12 @@ struct PeriodicImages {
   }
 };
 
-/// Wraps `points` into `box` (wrap_into) and adds their ghosts for searches up to `radius`.
-/// Inputs are already validated (finite points, check_periodic_box).
+/// Wraps `points` into `box` (wrap_into) and adds their ghosts for searches up to `radius`,
+/// written into `images`, whose arrays' storage is reused (an update()'s spare images: nothing
+/// allocated once they have grown). Inputs are already validated (finite points,
+/// check_periodic_box). If it throws, `images` holds no valid image set.
 template <int Dim, class T>
-PeriodicImages<Dim> make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box,
-                                         double radius, int threads);
+void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box, double radius,
+                          int threads, PeriodicImages<Dim>& images);
 
 }  // namespace spatialhash::detail
