@@ -29,7 +29,8 @@ template <int Dim>
 struct Geometry {
   PeriodicBox<Dim> box;
   std::array<double, Dim> edge{};
-  std::array<double, Dim> margin{};
+  /// An image is kept when it lies in [low_reach, high_reach]: the box widened by the margin.
+  std::array<double, Dim> low_reach{}, high_reach{};
 
   Geometry(const PeriodicBox<Dim>& b, double radius) : box(b) {
     for (int k = 0; k < Dim; ++k) {
@@ -37,9 +38,16 @@ struct Geometry {
       // Radius plus rounding: an image within the radius of a wrapped point (every coordinate
       // difference then within r(1 + 4 eps) in magnitude) always lies inside this margin.
       const double scale = std::abs(b.lower[k]) + std::abs(b.upper[k]);
-      margin[k] = radius * (1.0 + 1e-9) + 4.0 * std::numeric_limits<double>::epsilon() * scale;
+      const double margin =
+          radius * (1.0 + 1e-9) + 4.0 * std::numeric_limits<double>::epsilon() * scale;
+      low_reach[k] = b.lower[k] - margin;
+      high_reach[k] = b.upper[k] + margin;
     }
   }
+
+  /// The image of wrapped coordinate `w` shifted by `s` box edges along axis k, rounded once.
+  double shifted(double w, int s, int k) const { return s < 0 ? w - edge[k] : w + edge[k]; }
+  bool within_reach(double g, int k) const { return g >= low_reach[k] && g <= high_reach[k]; }
 
   AxisImages axis_images(double w, int k) const {
     AxisImages images;
@@ -47,14 +55,20 @@ struct Geometry {
     images.count = 1;
     if (!box.periodic[k]) return images;
     for (std::int8_t s : {std::int8_t{-1}, std::int8_t{1}}) {
-      const double g = w + s * edge[k];
-      if (g >= box.lower[k] - margin[k] && g <= box.upper[k] + margin[k]) {
+      const double g = shifted(w, s, k);
+      if (within_reach(g, k)) {
         images.shift[images.count] = s;
         images.coord[images.count] = g;
         ++images.count;
       }
     }
     return images;
+  }
+  /// axis_images(w, k).count, without the records (the same tests).
+  int axis_count(double w, int k) const {
+    if (!box.periodic[k]) return 1;
+    return 1 + static_cast<int>(within_reach(shifted(w, -1, k), k)) +
+           static_cast<int>(within_reach(shifted(w, 1, k), k));
   }
 };
 
@@ -76,14 +90,6 @@ void for_each_ghost(const Geometry<Dim>& geometry, const std::array<double, Dim>
     }
     emit(shift, coords);
   }
-}
-
-/// How many ghosts for_each_ghost() emits for `w`.
-template <int Dim>
-std::size_t ghost_count(const Geometry<Dim>& geometry, const std::array<double, Dim>& w) {
-  std::size_t images = 1;
-  for (int k = 0; k < Dim; ++k) images *= geometry.axis_images(w[k], k).count;
-  return images - 1;
 }
 
 }  // namespace
@@ -110,19 +116,32 @@ void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box
   std::vector<std::uint8_t> has_ghosts(n);
   const auto block_count = static_cast<std::int64_t>(blocks);
   parallel_region(threads, [&] {
+    // Local pointers: the byte stores below may alias anything, which would otherwise reload the
+    // vectors' data pointers after each of them.
+    const T* data = points.data;
+    const std::size_t stride = points.stride;
+    double* wrapped = images.coords.data();
+    std::uint8_t* flags = has_ghosts.data();
 #pragma omp for schedule(static) nowait
     for (std::int64_t b = 0; b < block_count; ++b) {
       std::size_t ghosts = 0, imaged = 0;
       const std::size_t last = std::min(n, (static_cast<std::size_t>(b) + 1) * kBlock);
       for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < last; ++i) {
-        std::array<double, Dim> x;
-        for (int k = 0; k < Dim; ++k) x[k] = points.coord(i, k);
-        const std::array<double, Dim> w = wrap_into(box, x);
-        for (int k = 0; k < Dim; ++k) images.coords[i * Dim + k] = w[k];
-        const std::size_t own = ghost_count<Dim>(geometry, w);
+        std::size_t images_of_point = 1;
+        for (int k = 0; k < Dim; ++k) {
+          // wrap_into(), with the test of a point already inside the box (nearly all of them)
+          // inline: wrap_coordinate() begins with the same one.
+          double w = static_cast<double>(data[i * stride + k]);
+          if (box.periodic[k] && !(w >= box.lower[k] && w < box.upper[k])) {
+            w = wrap_coordinate(w, box.lower[k], box.upper[k]);
+          }
+          wrapped[i * Dim + k] = w;
+          images_of_point *= static_cast<std::size_t>(geometry.axis_count(w, k));
+        }
+        const std::size_t own = images_of_point - 1;  // the ghosts for_each_ghost() emits
         ghosts += own;
         imaged += own > 0;
-        has_ghosts[i] = own > 0;
+        flags[i] = own > 0;
       }
       block_ghosts[b + 1] = ghosts;
       block_imaged[b + 1] = imaged;
@@ -145,23 +164,41 @@ void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box
   sized_for_overwrite(images.first_ghost, block_imaged[blocks] + 1);
   images.first_ghost[block_imaged[blocks]] = static_cast<index_t>(ghosts);
   parallel_region(threads, [&] {
+    // Local pointers, as in pass 1 (the shifts' byte stores may alias anything).
+    double* coords = images.coords.data();
+    index_t* origin = images.origin.data();
+    std::array<std::int8_t, 3>* shifts = images.shift.data();
+    index_t* imaged = images.imaged.data();
+    index_t* first_ghost = images.first_ghost.data();
+    const std::uint8_t* flags = has_ghosts.data();
+    // The block's imaged points are listed first, so that their wrapped coordinates, written by
+    // pass 1 and long out of the caches, are prefetched a few points ahead (about one point in
+    // nine has ghosts at 1M uniform points: too sparse for the hardware's prefetcher).
+    std::array<std::uint32_t, kBlock> listed;
+    constexpr std::size_t kAhead = 8;
 #pragma omp for schedule(static) nowait
     for (std::int64_t b = 0; b < block_count; ++b) {
       std::size_t g = block_ghosts[b], m = block_imaged[b];
-      const std::size_t last = std::min(n, (static_cast<std::size_t>(b) + 1) * kBlock);
-      for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < last; ++i) {
-        if (!has_ghosts[i]) continue;
-        images.imaged[m] = static_cast<index_t>(i);
-        images.first_ghost[m] = static_cast<index_t>(g);
+      const std::size_t first = static_cast<std::size_t>(b) * kBlock;
+      const std::size_t last = std::min(n, first + kBlock);
+      std::size_t count = 0;
+      for (std::size_t i = first; i < last; ++i) {
+        listed[count] = static_cast<std::uint32_t>(i - first);
+        count += flags[i];
+      }
+      for (std::size_t j = 0; j < count; ++j) {
+        if (j + kAhead < count) __builtin_prefetch(coords + (first + listed[j + kAhead]) * Dim);
+        const std::size_t i = first + listed[j];
+        imaged[m] = static_cast<index_t>(i);
+        first_ghost[m] = static_cast<index_t>(g);
         ++m;
         std::array<double, Dim> w;
-        for (int k = 0; k < Dim; ++k) w[k] = images.coords[i * Dim + k];
+        for (int k = 0; k < Dim; ++k) w[k] = coords[i * Dim + k];
         for_each_ghost<Dim>(geometry, w,
-                            [&](const std::array<std::int8_t, 3>& shift, const auto& coords) {
-                              for (int k = 0; k < Dim; ++k)
-                                images.coords[(n + g) * Dim + k] = coords[k];
-                              images.origin[g] = static_cast<index_t>(i);
-                              images.shift[g] = shift;
+                            [&](const std::array<std::int8_t, 3>& shift, const auto& image) {
+                              for (int k = 0; k < Dim; ++k) coords[(n + g) * Dim + k] = image[k];
+                              origin[g] = static_cast<index_t>(i);
+                              shifts[g] = shift;
                               ++g;
                             });
       }
