@@ -209,44 +209,63 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     }
   }
 
-  /// Counts: the inner engine's for the points away from the faces (their rows hold reals
-  /// only); for imaged points, the lengths of the rule's rows, rebuilt from one cross query of
-  /// the inner engine at each imaged point and at each of its ghosts. Each query finds the id it
-  /// stands at: in the point's own row that is the point itself, not a neighbor (one less); in a
-  /// ghost's row a ghost, which the rule's test drops.
+  /// Counts: the inner engine's, corrected across the faces. The inner count of real j holds
+  /// every i whose ghost lies within r of w_j, a pair the rule measures from w_j only when j < i;
+  /// for i < j it measures w_i against j's ghost. So j's count gains the reals i < j within r of
+  /// j's ghosts and loses the ghosts of points i < j within r of w_j, found in the rows of i's
+  /// ghosts instead (a distance is the same double from either side). One cross query at the
+  /// ghosts yields both: in the row of a ghost of x, a real y < x adds one to x's count and a
+  /// real y > x takes one from y's. The two cancel except for a pair at the radius that rounds
+  /// differently from its two sides.
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
+    if (n == 0) return;
     const int threads = usable_threads(this->context_.threads);
-    std::vector<index_t> inner_counts(images.size());
+    WorkVector<index_t> inner_counts;
+    sized_for_overwrite(inner_counts, images.size());
     inner_->neighbor_counts(radius, inner_counts);
     std::copy_n(inner_counts.begin(), n, counts.begin());
-    // Per imaged point m, its position then its ghosts': query m + first_ghost[m] onwards.
-    const auto imaged = static_cast<std::int64_t>(images.imaged.size());
-    const std::size_t queries = images.imaged.size() + images.ghosts();
-    WorkVector<double> positions;
-    sized_for_overwrite(positions, queries * Dim);
-    parallel_region(threads, [&] {
-#pragma omp for schedule(static) nowait
-      for (std::int64_t m = 0; m < imaged; ++m) {
-        const RuleRows rows = rule_rows_in_queries(static_cast<std::size_t>(m));
-        const std::size_t j = images.imaged[m];
-        std::copy_n(images.coords.begin() + j * Dim, Dim, positions.begin() + rows.own * Dim);
-        const std::size_t first_ghost_id = images.reals + images.first_ghost[m];
-        std::copy_n(images.coords.begin() + first_ghost_id * Dim, rows.ghosts * Dim,
-                    positions.begin() + rows.first_ghost * Dim);
-      }
-    });
+    // The ghosts' coordinates follow the reals' (ids n onwards); a point's ghosts are
+    // consecutive, so are their rows.
     NeighborLists found;
-    inner_->cross_lists(Queries(positions.data(), queries), ListRequest{.radius = radius}, found);
+    inner_->cross_lists(Queries(images.coords.data() + n * Dim, images.ghosts()),
+                        ListRequest{.radius = radius}, found);
+    // The losses land after the gains, without atomics: each thread files the ids that lose one
+    // in a bucket per range of ids, and then each bucket is applied by one thread.
+    const auto buckets = static_cast<std::size_t>(threads);
+    // An id's bucket is id * bucket_scale >> 32: below `buckets` for every id < n.
+    const std::uint64_t bucket_scale = (std::uint64_t{buckets} << 32) / n;
+    std::vector<std::vector<index_t>> losses(buckets * buckets);  // [thread][bucket]
+    const auto imaged = static_cast<std::int64_t>(images.imaged.size());
     parallel_region(threads, [&] {
-      std::vector<RuleEntry> row;
+      // Locals, so the compiler need not reload them after every push_back.
+      const auto reals = static_cast<index_t>(n);
+      const index_t* ids = found.indices.data();
+      const std::size_t* offsets = found.offsets.data();
+      const index_t* first_ghost = images.first_ghost.data();
+      std::vector<index_t>* mine = losses.data() + static_cast<std::size_t>(thread_id()) * buckets;
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t m = 0; m < imaged; ++m) {
-        const std::size_t length =
-            stage_rule_row(found, rule_rows_in_queries(static_cast<std::size_t>(m)),
-                           static_cast<std::size_t>(m), false, row);
-        counts[images.imaged[m]] = static_cast<index_t>(length - 1);
+        const index_t x = images.imaged[m];
+        index_t smaller = 0;
+        const std::size_t end = offsets[first_ghost[m + 1]];
+        for (std::size_t k = offsets[first_ghost[m]]; k < end; ++k) {
+          const index_t y = ids[k];
+          if (y >= reals) continue;  // a ghost: (ghost, ghost) is no pair of the rule
+          if (y < x) {
+            ++smaller;
+          } else {
+            mine[(std::uint64_t{y} * bucket_scale) >> 32].push_back(y);
+          }
+        }
+        counts[x] += smaller;
+      }
+#pragma omp for schedule(static) nowait
+      for (std::int64_t b = 0; b < static_cast<std::int64_t>(buckets); ++b) {
+        for (std::size_t t = 0; t < buckets; ++t) {
+          for (const index_t y : losses[t * buckets + static_cast<std::size_t>(b)]) --counts[y];
+        }
       }
     });
   }
@@ -329,8 +348,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     double distance;
   };
 
-  /// Where the inner rows that imaged point m's row is made of lie in some lists: the point's
-  /// own row, then one row per ghost of the point, consecutive.
+  /// Where the inner rows that imaged point m's row is made of lie in the inner engine's lists:
+  /// the point's own row, then one row per ghost of the point, consecutive.
   struct RuleRows {
     std::size_t own;
     std::size_t first_ghost;
@@ -342,14 +361,6 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const PeriodicImages<Dim>& images = images_;
     return {images.imaged[m], images.reals + images.first_ghost[m],
             std::size_t{images.first_ghost[m + 1]} - images.first_ghost[m]};
-  }
-
-  /// The rows of imaged point m in the lists of a cross query at every imaged point and its
-  /// ghosts, in that order (neighbor_counts).
-  RuleRows rule_rows_in_queries(std::size_t m) const {
-    const PeriodicImages<Dim>& images = images_;
-    const std::size_t own = m + images.first_ghost[m];
-    return {own, own + 1, std::size_t{images.first_ghost[m + 1]} - images.first_ghost[m]};
   }
 
   /// Writes imaged point m's row under the rule, made of the inner `rows`, to the start of `out`
