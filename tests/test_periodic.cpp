@@ -1,15 +1,19 @@
 // Periodic boxes: every engine, 2D and 3D, float and double, against the explicit-image brute
 // force (check_periodic.hpp) on the edge cases of issue 6: subsets of periodic axes, points far
 // outside the box, boxes only 2.1 r wide, exact ties across the faces, the seam itself; plus the
-// wrapping formula, the refusals and update() with drifting points.
+// wrapping formula, the refusals and update() with drifting points; and, for the default engine,
+// a pair list of many chunks and the gap fills that finish it (src/gap_fills.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "../src/gap_fills.hpp"
 #include "check_periodic.hpp"
 #include "engine_cases.hpp"
 #include "expect_error.hpp"
@@ -253,6 +257,87 @@ TEST_P(Periodic, TieAcrossAFaceIsDecidedFromTheSmallerIndex) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Periodic, ::testing::ValuesIn(engine_cases()), engine_case_label);
+
+/// The default engine's pair list is cut from the inner engine's in place, chunk by chunk (4096
+/// pairs each), and its counts take gains and losses filed by thread and bucket: 4000 points on
+/// two threads make about twenty chunks, whose gaps are filled from the chunks past the final
+/// length. Pairs with their distances, and the counts, against the oracle.
+TEST(PeriodicLarge, PairListOfManyChunksAndCountsOnTwoThreads) {
+  const auto box = cube<2>(0.0, 10.0, all_periodic<2>());
+  const std::vector<double> xy = uniform_in(box, 4000, 31);
+  const double r = 0.55;  // about 38 neighbors
+  Options options;
+  options.threads = 2;
+  const Index<2, double> index(std::span<const double>(xy), r, box, options);
+  const auto want = periodic_oracle::pairs<2>(wrapped_coords<2>(xy, box), oracle_box(box), r);
+  ASSERT_GT(want.size(), 16u * 4096) << "too few pairs for many chunks";
+  const auto list = index.pairs({.with_distances = true});
+  ASSERT_EQ(list.pairs.size(), want.size());
+  ASSERT_EQ(list.distances.size(), want.size());
+  std::vector<std::tuple<std::size_t, std::size_t, double>> got, expected;
+  for (std::size_t k = 0; k < list.pairs.size(); ++k) {
+    got.emplace_back(list.pairs[k].first, list.pairs[k].second, list.distances[k]);
+  }
+  for (const auto& p : want) {
+    expected.emplace_back(p.first, p.second, std::sqrt(p.distance_squared));
+  }
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got, expected);
+  const auto counts = index.neighbor_counts();
+  const auto rows = lists_of_pairs(want, xy.size() / 2);
+  for (std::size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(counts[i], rows[i].size()) << i;
+}
+
+// ---- The gap fills that finish the periodic pair list (src/gap_fills.hpp) -----------------
+
+/// Chunks of every length pattern with random entries kept at their fronts: the fills, run
+/// forwards and backwards, leave exactly the kept entries below the final length, each copy
+/// from past it into a gap below it, at most a chunk long.
+TEST(GapFills, CloseEveryGapInAnyOrder) {
+  std::mt19937_64 g(41);
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t chunk = std::uniform_int_distribution<std::size_t>(1, 9)(g);
+    const std::size_t chunks = std::uniform_int_distribution<std::size_t>(0, 12)(g);
+    const std::size_t last = std::uniform_int_distribution<std::size_t>(1, chunk)(g);
+    const int mode = trial % 4;  // 0: random, 1: all kept, 2: none kept, 3: all or none
+    std::vector<std::size_t> kept(chunks);
+    std::vector<long> values;  // -1 for a gap
+    std::vector<long> want;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::size_t length = c + 1 == chunks ? last : chunk;
+      const bool all = mode == 1 || (mode == 3 && g() % 2 == 0);
+      kept[c] = mode == 0 ? std::uniform_int_distribution<std::size_t>(0, length)(g)
+                : all     ? length
+                          : 0;
+      for (std::size_t k = 0; k < length; ++k) {
+        values.push_back(k < kept[c] ? static_cast<long>(values.size()) : -1);
+        if (k < kept[c]) want.push_back(values.back());
+      }
+    }
+    const std::size_t size = want.size();
+    const auto fills = spatialhash::detail::gap_fills(kept, chunk, size);
+    for (const auto& f : fills) {
+      ASSERT_LE(f.count, chunk);
+      ASSERT_GE(f.from, size);
+      ASSERT_LE(f.to + f.count, size);
+      for (std::size_t k = 0; k < f.count; ++k) {
+        ASSERT_EQ(values[f.to + k], -1) << "copies onto a kept entry";
+        ASSERT_NE(values[f.from + k], -1) << "copies a gap";
+      }
+    }
+    std::vector<long> forwards = values, backwards = values;
+    for (const auto& f : fills) {
+      std::copy_n(forwards.begin() + f.from, f.count, forwards.begin() + f.to);
+    }
+    for (auto f = fills.rbegin(); f != fills.rend(); ++f) {
+      std::copy_n(backwards.begin() + f->from, f->count, backwards.begin() + f->to);
+    }
+    ASSERT_EQ(forwards, backwards);
+    std::vector<long> front(forwards.begin(), forwards.begin() + size);
+    std::sort(front.begin(), front.end());
+    ASSERT_EQ(front, want) << "trial " << trial;
+  }
+}
 
 // ---- The wrapping formula, against an independent one in long double ----------------------
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../exact.hpp"
+#include "../gap_fills.hpp"
 #include "../growable_buffer.hpp"
 #include "../index_vector.hpp"
 #include "../threads.hpp"
@@ -91,51 +92,59 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// Half lists by the rewrite of the inner engine's (neighbor_lists).
   bool searches_half_lists() const override { return true; }
 
-  /// The inner engine's pairs cut to the rule (as pairs() forwards them), in parallel chunks:
-  /// each chunk counts what it keeps, then writes it at its offset; the pairs keep their order.
+  /// The inner engine's pairs cut to the rule (as pairs() forwards them), in the inner list's
+  /// own arrays: each chunk moves its kept pairs to its front, in parallel, then the kept pairs
+  /// at or past the final length fill the gaps below it (gap_fills.hpp). The pairs keep the
+  /// inner order but for those.
   PairList pair_list(double radius, bool with_distances) const override {
-    const PairList inner = inner_->pair_list(radius, with_distances);
-    const auto reals = static_cast<index_t>(images_.reals);
-    const index_t* origin = images_.origin.data();
-    // (real a, ghost b) is kept as (a, origin(b)) when a < origin(b); (real, real) as it is.
-    const auto kept = [&](const Pair& p) {
-      return p.second < reals || p.first < origin[p.second - reals];
-    };
-    const auto mapped = [&](const Pair& p) {
-      return p.second < reals ? p : Pair{p.first, origin[p.second - reals]};
-    };
-    constexpr std::size_t kChunk = std::size_t{1} << 16;
-    const std::size_t chunks = (inner.pairs.size() + kChunk - 1) / kChunk;
+    PairList list = inner_->pair_list(radius, with_distances);
+    const std::size_t total = list.pairs.size();
+    constexpr std::size_t kChunk = std::size_t{1} << 12;
+    const std::size_t chunks = (total + kChunk - 1) / kChunk;
     const auto chunk_count = static_cast<std::int64_t>(chunks);
     const int threads = usable_threads(this->context_.threads);
-    std::vector<std::size_t> first(chunks + 1, 0);
+    std::vector<std::size_t> kept(chunks);
     parallel_region(threads, [&] {
+      // Locals, so the compiler need not reload them after every write.
+      const auto reals = static_cast<index_t>(images_.reals);
+      const index_t* origin = images_.origin.data();
+      Pair* pairs = list.pairs.data();
+      double* distances = list.distances.data();
 #pragma omp for schedule(static) nowait
       for (std::int64_t c = 0; c < chunk_count; ++c) {
         const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
-        const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
-        first[c + 1] = static_cast<std::size_t>(
-            std::count_if(inner.pairs.begin() + begin, inner.pairs.begin() + end, kept));
+        const std::size_t end = std::min(total, begin + kChunk);
+        // (real, real) is kept as it is; (real a, ghost b) as (a, origin(b)) when
+        // a < origin(b). Branch-free: every pair is written, the cursor passes the kept ones.
+        std::size_t at = begin;
+        for (std::size_t k = begin; k < end; ++k) {
+          const Pair p = pairs[k];
+          const bool ghost = p.second >= reals;
+          const index_t second = ghost ? origin[ghost ? p.second - reals : 0] : p.second;
+          pairs[at] = Pair{p.first, second};
+          if (with_distances) distances[at] = distances[k];
+          at += !ghost || p.first < second;
+        }
+        kept[static_cast<std::size_t>(c)] = at - begin;
       }
     });
-    for (std::size_t c = 0; c < chunks; ++c) first[c + 1] += first[c];
-    PairList list;
-    sized_for_overwrite(list.pairs, first[chunks]);
-    sized_for_overwrite(list.distances, with_distances ? first[chunks] : 0);
+    std::size_t size = 0;
+    for (const std::size_t k : kept) size += k;
+    const std::vector<GapFill> fills = gap_fills(kept, kChunk, size);
+    const auto fill_count = static_cast<std::int64_t>(fills.size());
     parallel_region(threads, [&] {
-#pragma omp for schedule(static) nowait
-      for (std::int64_t c = 0; c < chunk_count; ++c) {
-        const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
-        const std::size_t end = std::min(inner.pairs.size(), begin + kChunk);
-        std::size_t at = first[c];
-        for (std::size_t k = begin; k < end; ++k) {
-          if (!kept(inner.pairs[k])) continue;
-          list.pairs[at] = mapped(inner.pairs[k]);
-          if (with_distances) list.distances[at] = inner.distances[k];
-          ++at;
+#pragma omp for schedule(dynamic, 16) nowait
+      for (std::int64_t f = 0; f < fill_count; ++f) {
+        const GapFill& fill = fills[static_cast<std::size_t>(f)];
+        std::copy_n(list.pairs.begin() + fill.from, fill.count, list.pairs.begin() + fill.to);
+        if (with_distances) {
+          std::copy_n(list.distances.begin() + fill.from, fill.count,
+                      list.distances.begin() + fill.to);
         }
       }
     });
+    list.pairs.resize(size);
+    if (with_distances) list.distances.resize(size);
     return list;
   }
 
