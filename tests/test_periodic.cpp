@@ -261,8 +261,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, Periodic, ::testing::ValuesIn(engine_cases()),
 /// The default engine's pair list is cut from the inner engine's in place, chunk by chunk (4096
 /// pairs each), and its counts take gains and losses filed by thread and bucket: 4000 points on
 /// two threads make about twenty chunks, whose gaps are filled from the chunks past the final
-/// length. Pairs with their distances, and the counts, against the oracle.
-TEST(PeriodicLarge, PairListOfManyChunksAndCountsOnTwoThreads) {
+/// length. Pairs with their distances, counts, half lists with distances and full lists, against
+/// the oracle.
+TEST(PeriodicLarge, EveryResultOnTwoThreads) {
   const auto box = cube<2>(0.0, 10.0, all_periodic<2>());
   const std::vector<double> xy = uniform_in(box, 4000, 31);
   const double r = 0.55;  // about 38 neighbors
@@ -286,6 +287,25 @@ TEST(PeriodicLarge, PairListOfManyChunksAndCountsOnTwoThreads) {
   const auto counts = index.neighbor_counts();
   const auto rows = lists_of_pairs(want, xy.size() / 2);
   for (std::size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(counts[i], rows[i].size()) << i;
+  // Half lists: nearly every imaged row changes length, and the rows move in place in runs.
+  const auto half = index.neighbor_lists({.with_distances = true, .half = true});
+  ASSERT_EQ(half.size(), rows.size());
+  got.clear();
+  for (std::size_t i = 0; i < half.size(); ++i) {
+    for (std::size_t k = half.offsets[i]; k < half.offsets[i + 1]; ++k) {
+      const std::size_t j = half.indices[k];
+      got.emplace_back(std::min(i, j), std::max(i, j), half.distances[k]);
+    }
+  }
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got, expected);
+  const auto full = index.neighbor_lists({.sorted = true});
+  ASSERT_EQ(full.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<std::size_t> row(full.indices.begin() + full.offsets[i],
+                                       full.indices.begin() + full.offsets[i + 1]);
+    ASSERT_EQ(row, rows[i]) << "list of point " << i;
+  }
 }
 
 // ---- The gap fills that finish the periodic pair list (src/gap_fills.hpp) -----------------

@@ -209,13 +209,13 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
       }
     });
     // The reals' rows come first: the ghosts' rows are dropped.
+    if (std::any_of(changed.begin(), changed.end(),
+                    [](const StagedRows& s) { return !s.rows.empty(); })) {
+      move_rows(changed, request.with_distances, threads, n, lists);
+    }
     lists.offsets.resize(n + 1);
     lists.indices.resize(lists.offsets[n]);
     if (request.with_distances) lists.distances.resize(lists.offsets[n]);
-    if (std::any_of(changed.begin(), changed.end(),
-                    [](const StagedRows& s) { return !s.rows.empty(); })) {
-      move_rows(changed, request.with_distances, threads, lists);
-    }
   }
 
   /// Counts: the inner engine's, corrected across the faces. The inner count of real j holds
@@ -414,49 +414,144 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     }
   };
 
-  /// Moves the rows of `lists` to make room for the rows set aside in `changed` (their new
-  /// lengths), and writes those.
+  /// A row set aside: StagedRows `thread`'s row `row`.
+  struct SetAside {
+    std::size_t thread;
+    std::size_t row;
+  };
+
+  /// The rows set aside in `changed`, in ascending order of point: a merge of the threads' lists,
+  /// each ascending (the imaged points are, and a thread takes its loop's chunks in order), with
+  /// a sort should one not be.
+  static std::vector<SetAside> set_aside_in_order(const std::vector<StagedRows>& changed) {
+    std::size_t total = 0;
+    for (const StagedRows& s : changed) total += s.rows.size();
+    std::vector<SetAside> order;
+    order.reserve(total);
+    std::vector<std::size_t> next(changed.size(), 0);
+    while (order.size() < total) {
+      std::size_t best = changed.size();
+      for (std::size_t t = 0; t < changed.size(); ++t) {
+        if (next[t] == changed[t].rows.size()) continue;
+        if (best == changed.size() || changed[t].rows[next[t]] < changed[best].rows[next[best]]) {
+          best = t;
+        }
+      }
+      order.push_back(SetAside{best, next[best]++});
+    }
+    const auto row_of = [&](const SetAside& a) { return changed[a.thread].rows[a.row]; };
+    const auto before = [&](const SetAside& a, const SetAside& b) { return row_of(a) < row_of(b); };
+    if (!std::is_sorted(order.begin(), order.end(), before)) {
+      std::sort(order.begin(), order.end(), before);
+    }
+    return order;
+  }
+
+  /// A run of rows that keeps its entries: `count` entries move from `from` to `to`.
+  struct RunMove {
+    std::size_t from;
+    std::size_t to;
+    std::size_t count;
+  };
+
+  /// Gives the first n rows of `lists` (the reals') the lengths of the rows set aside in
+  /// `changed`, in place, and writes those rows. The other rows keep their entries and move in
+  /// runs (the rows between two set-aside ones move together, by the same distance), one after
+  /// the other in an order that never writes over a run not yet moved: a run moving down goes
+  /// at once (no waiting run below it has entries where it lands: the runs keep their order);
+  /// a run moving up waits until every run whose entries its destination covers has moved.
+  /// Serial: a few bytes per entry, where new arrays cost page faults that took ten times as
+  /// long. The entries of `lists` past row n (the ghosts' rows, read already) are room: each
+  /// entry of the new rows was an entry of `lists`, so they need no more than it holds.
   static void move_rows(const std::vector<StagedRows>& changed, bool with_distances, int threads,
-                        NeighborLists& lists) {
-    const std::size_t n = lists.size();
-    std::vector<std::size_t> length(n);
-    for (std::size_t i = 0; i < n; ++i) length[i] = lists.count(i);
-    for (const StagedRows& s : changed) {
-      for (std::size_t r = 0; r < s.rows.size(); ++r) {
-        length[s.rows[r]] = s.end(r) - s.first[r];
+                        std::size_t n, NeighborLists& lists) {
+    const std::vector<SetAside> order = set_aside_in_order(changed);
+    // The new offsets, in place, and the runs' moves.
+    std::vector<RunMove> moves;
+    std::size_t* offsets = lists.offsets.data();
+    // In the current run, new offset = old offset + shift_up - shift_down (unsigned, so in two
+    // parts): the new and the old lengths of the rows set aside before it.
+    std::size_t shift_up = 0;
+    std::size_t shift_down = 0;
+    std::size_t run = 0;  // the first row of the current run
+    std::size_t old_offset = offsets[0];
+    for (std::size_t k = 0; k <= order.size(); ++k) {
+      const std::size_t end = k < order.size() ? changed[order[k].thread].rows[order[k].row] : n;
+      // Rows [run, end) keep their entries.
+      const std::size_t from = old_offset;
+      for (std::size_t i = run; i < end; ++i) {
+        old_offset = offsets[i + 1];
+        offsets[i] = offsets[i] + shift_up - shift_down;
+      }
+      const std::size_t count = old_offset - from;
+      const std::size_t to = from + shift_up - shift_down;
+      if (count != 0 && to != from) moves.push_back(RunMove{from, to, count});
+      if (k == order.size()) {
+        offsets[n] = old_offset + shift_up - shift_down;
+        break;
+      }
+      // Row `end` is set aside: its new length replaces its old one.
+      const StagedRows& s = changed[order[k].thread];
+      const std::size_t length = s.end(order[k].row) - s.first[order[k].row];
+      const std::size_t old_length = offsets[end + 1] - old_offset;
+      offsets[end] = old_offset + shift_up - shift_down;
+      old_offset = offsets[end + 1];
+      shift_up += length;
+      shift_down += old_length;
+      run = end + 1;
+    }
+    const std::size_t total = offsets[n];
+    if (lists.indices.size() < total) lists.indices.resize(total);  // not expected: see above
+    if (with_distances && lists.distances.size() < total) lists.distances.resize(total);
+    std::vector<RunMove> waiting;  // moving up; the last one highest
+    for (const RunMove& m : moves) {
+      // Every run below this one has been read: a waiting run whose destination ends below
+      // this one's entries may move (the highest first).
+      while (!waiting.empty() && waiting.back().to + waiting.back().count <= m.from) {
+        move_run(waiting.back(), with_distances, lists);
+        waiting.pop_back();
+      }
+      if (m.to < m.from) {
+        move_run(m, with_distances, lists);
+      } else {
+        waiting.push_back(m);
       }
     }
-    NeighborLists moved;
-    moved.offsets.resize(n + 1);
-    moved.offsets[0] = 0;
-    for (std::size_t i = 0; i < n; ++i) moved.offsets[i + 1] = moved.offsets[i] + length[i];
-    sized_for_overwrite(moved.indices, moved.offsets[n]);
-    sized_for_overwrite(moved.distances, with_distances ? moved.offsets[n] : 0);
-    const auto rows = static_cast<std::int64_t>(n);
+    while (!waiting.empty()) {
+      move_run(waiting.back(), with_distances, lists);
+      waiting.pop_back();
+    }
+    lists.indices.resize(total);
+    if (with_distances) lists.distances.resize(total);
+    const auto aside = static_cast<std::int64_t>(order.size());
     parallel_region(threads, [&] {
-#pragma omp for schedule(dynamic, 1024) nowait
-      for (std::int64_t i = 0; i < rows; ++i) {
-        if (moved.count(i) != lists.count(i)) continue;  // a row set aside, written below
-        std::copy_n(lists.indices.begin() + lists.offsets[i], lists.count(i),
-                    moved.indices.begin() + moved.offsets[i]);
-        if (with_distances) {
-          std::copy_n(lists.distances.begin() + lists.offsets[i], lists.count(i),
-                      moved.distances.begin() + moved.offsets[i]);
+#pragma omp for schedule(dynamic, 256) nowait
+      for (std::int64_t k = 0; k < aside; ++k) {
+        const SetAside& a = order[static_cast<std::size_t>(k)];
+        const StagedRows& s = changed[a.thread];
+        std::size_t slot = lists.offsets[s.rows[a.row]];
+        for (std::size_t e = s.first[a.row]; e < s.end(a.row); ++e, ++slot) {
+          lists.indices[slot] = s.entries[e].id;
+          if (with_distances) lists.distances[slot] = s.entries[e].distance;
         }
       }
     });
-    for (const StagedRows& s : changed) {
-      for (std::size_t r = 0; r < s.rows.size(); ++r) {
-        std::size_t slot = moved.offsets[s.rows[r]];
-        for (std::size_t e = s.first[r]; e < s.end(r); ++e, ++slot) {
-          moved.indices[slot] = s.entries[e].id;
-          if (with_distances) moved.distances[slot] = s.entries[e].distance;
-        }
+  }
+
+  /// Moves a run's entries (its source and destination may overlap).
+  static void move_run(const RunMove& m, bool with_distances, NeighborLists& lists) {
+    auto move = [&](auto& values) {
+      const auto from = values.begin() + static_cast<std::ptrdiff_t>(m.from);
+      const auto end = from + static_cast<std::ptrdiff_t>(m.count);
+      const auto to = values.begin() + static_cast<std::ptrdiff_t>(m.to);
+      if (m.to < m.from) {
+        std::copy(from, end, to);
+      } else {
+        std::copy_backward(from, end, to + static_cast<std::ptrdiff_t>(m.count));
       }
-    }
-    lists.offsets = std::move(moved.offsets);
-    lists.indices = std::move(moved.indices);
-    lists.distances = std::move(moved.distances);
+    };
+    move(lists.indices);
+    if (with_distances) move(lists.distances);
   }
 
   static Context<Dim, double> inner_context(const PeriodicImages<Dim>& images,
