@@ -180,6 +180,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const std::size_t n = images.reals;
     const auto imaged = static_cast<std::int64_t>(images.imaged.size());
     const int threads = usable_threads(this->context_.threads);
+    constexpr std::int64_t kRowsAhead = 8;
     // Each imaged row staged, then written over its own slots while they are in cache (row j
     // reads only itself and ghost rows, which nothing writes). A row whose length changes is set
     // aside, and the rows then move (move_rows): in full lists only where a pair at exactly the
@@ -191,6 +192,14 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
       std::vector<RuleEntry> row;
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t m = 0; m < imaged; ++m) {
+        // The imaged points' own rows lie far apart (their ghosts' rows follow one another):
+        // their offsets, then their first entries, are prefetched a few rows ahead.
+        if (m + 2 * kRowsAhead < imaged) {
+          __builtin_prefetch(lists.offsets.data() + images.imaged[m + 2 * kRowsAhead]);
+        }
+        if (m + kRowsAhead < imaged) {
+          __builtin_prefetch(lists.indices.data() + lists.offsets[images.imaged[m + kRowsAhead]]);
+        }
         const std::size_t length =
             stage_rule_row(lists, rule_rows_in_lists(static_cast<std::size_t>(m)),
                            static_cast<std::size_t>(m), request.with_distances, row);
