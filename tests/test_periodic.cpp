@@ -2,7 +2,8 @@
 // force (check_periodic.hpp) on the edge cases of issue 6: subsets of periodic axes, points far
 // outside the box, boxes only 2.1 r wide, exact ties across the faces, the seam itself; plus the
 // wrapping formula, the refusals and update() with drifting points; and, for the default engine,
-// a pair list of many chunks and the gap fills that finish it (src/gap_fills.hpp).
+// every result of a larger index on two threads, and the gap fills that finish its pair list
+// (src/gap_fills.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>

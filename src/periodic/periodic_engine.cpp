@@ -217,11 +217,11 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
         }
       }
     });
-    // The reals' rows come first: the ghosts' rows are dropped.
     if (std::any_of(changed.begin(), changed.end(),
                     [](const StagedRows& s) { return !s.rows.empty(); })) {
       move_rows(changed, request.with_distances, threads, n, lists);
     }
+    // The reals' rows come first: the ghosts' rows are dropped.
     lists.offsets.resize(n + 1);
     lists.indices.resize(lists.offsets[n]);
     if (request.with_distances) lists.distances.resize(lists.offsets[n]);
