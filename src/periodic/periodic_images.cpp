@@ -11,6 +11,7 @@
 
 #include "../engine_base.hpp"
 #include "../growable_buffer.hpp"
+#include "../index_vector.hpp"
 #include "../threads.hpp"
 
 namespace spatialhash::detail {
@@ -113,7 +114,8 @@ void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box
   constexpr std::size_t kBlock = 4096;
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<std::size_t> block_ghosts(blocks + 1, 0), block_imaged(blocks + 1, 0);
-  std::vector<std::uint8_t> has_ghosts(n);
+  WorkVector<std::uint8_t> has_ghosts;  // every flag written by pass 1: no zeroing
+  sized_for_overwrite(has_ghosts, n);
   const auto block_count = static_cast<std::int64_t>(blocks);
   parallel_region(threads, [&] {
     // Local pointers: the byte stores below may alias anything, which would otherwise reload the
