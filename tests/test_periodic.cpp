@@ -309,6 +309,19 @@ TEST(PeriodicLarge, EveryResultOnTwoThreads) {
   }
 }
 
+/// Boxes only 2.1 r wide, on two threads: most of the inner engine's points are ghosts, so most
+/// of its pairs are dropped (the pair array's gaps are wide), and the half lists' rows move far.
+/// Every result against the oracle (check_periodic.hpp).
+TEST(PeriodicLarge, NarrowBoxesOnTwoThreads) {
+  Options options;
+  options.threads = 2;
+  const auto narrow2 = cube<2>(0.0, 2.1, all_periodic<2>());
+  check_periodic<2, double>(options, {"narrow 2D", narrow2, uniform_in(narrow2, 500, 51), 1.0});
+  if (HasFatalFailure()) return;
+  const auto narrow3 = cube<3>(0.0, 2.1, all_periodic<3>());
+  check_periodic<3, float>(options, {"narrow 3D", narrow3, uniform_in(narrow3, 300, 52), 1.0});
+}
+
 // ---- The gap fills that finish the periodic pair list (src/gap_fills.hpp) -----------------
 
 /// Chunks of every length pattern with random entries kept at their fronts: the fills, run
