@@ -10,8 +10,9 @@
 
 namespace spatialhash::detail {
 
-/// A copy of `count` entries from `from` to `to`, within one array.
-struct GapFill {
+/// A move of `count` entries from `from` to `to`, within one array (a gap fill here; a run of
+/// rows in the periodic lists' in-place moves).
+struct EntryMove {
   std::size_t from;
   std::size_t to;
   std::size_t count;
@@ -21,9 +22,9 @@ struct GapFill {
 /// fewer), chunk c holding kept[c] entries at its front, `size` (their sum) in all. The entries
 /// at or past `size` go, in order, to the gaps below it, in order. A gap and an entry never
 /// share a slot, so the copies may run in any order, in parallel; each is at most `chunk` long.
-inline std::vector<GapFill> gap_fills(std::span<const std::size_t> kept, std::size_t chunk,
-                                      std::size_t size) {
-  std::vector<GapFill> fills;
+inline std::vector<EntryMove> gap_fills(std::span<const std::size_t> kept, std::size_t chunk,
+                                        std::size_t size) {
+  std::vector<EntryMove> fills;
   std::size_t gap_chunk = 0;  // the next chunk whose gap is to be taken
   std::size_t gap = 0;        // the current gap: [gap, gap_end)
   std::size_t gap_end = 0;
@@ -43,7 +44,7 @@ inline std::vector<GapFill> gap_fills(std::span<const std::size_t> kept, std::si
     }
     if (gap == gap_end || from == from_end) break;  // as many gaps as entries: both run out
     const std::size_t count = std::min({gap_end - gap, from_end - from, chunk});
-    fills.push_back(GapFill{from, gap, count});
+    fills.push_back(EntryMove{from, gap, count});
     gap += count;
     from += count;
   }

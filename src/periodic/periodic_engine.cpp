@@ -130,12 +130,12 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     });
     std::size_t size = 0;
     for (const std::size_t k : kept) size += k;
-    const std::vector<GapFill> fills = gap_fills(kept, kChunk, size);
+    const std::vector<EntryMove> fills = gap_fills(kept, kChunk, size);
     const auto fill_count = static_cast<std::int64_t>(fills.size());
     parallel_region(threads, [&] {
 #pragma omp for schedule(dynamic, 16) nowait
       for (std::int64_t f = 0; f < fill_count; ++f) {
-        const GapFill& fill = fills[static_cast<std::size_t>(f)];
+        const EntryMove& fill = fills[static_cast<std::size_t>(f)];
         std::copy_n(list.pairs.begin() + fill.from, fill.count, list.pairs.begin() + fill.to);
         if (with_distances) {
           std::copy_n(list.distances.begin() + fill.from, fill.count,
@@ -456,13 +456,6 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     return order;
   }
 
-  /// A run of rows that keeps its entries: `count` entries move from `from` to `to`.
-  struct RunMove {
-    std::size_t from;
-    std::size_t to;
-    std::size_t count;
-  };
-
   /// Gives the first n rows of `lists` (the reals') the lengths of the rows set aside in
   /// `changed`, in place, and writes those rows. The other rows keep their entries and move in
   /// runs (the rows between two set-aside ones move together, by the same distance), one after
@@ -476,7 +469,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
                         std::size_t n, NeighborLists& lists) {
     const std::vector<SetAside> order = set_aside_in_order(changed);
     // The new offsets, in place, and the runs' moves.
-    std::vector<RunMove> moves;
+    std::vector<EntryMove> moves;
     std::size_t* offsets = lists.offsets.data();
     // In the current run, new offset = old offset + shift_up - shift_down (unsigned, so in two
     // parts): the new and the old lengths of the rows set aside before it.
@@ -494,7 +487,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
       }
       const std::size_t count = old_offset - from;
       const std::size_t to = from + shift_up - shift_down;
-      if (count != 0 && to != from) moves.push_back(RunMove{from, to, count});
+      if (count != 0 && to != from) moves.push_back(EntryMove{from, to, count});
       if (k == order.size()) {
         offsets[n] = old_offset + shift_up - shift_down;
         break;
@@ -512,8 +505,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const std::size_t total = offsets[n];
     if (lists.indices.size() < total) lists.indices.resize(total);  // not expected: see above
     if (with_distances && lists.distances.size() < total) lists.distances.resize(total);
-    std::vector<RunMove> waiting;  // moving up; the last one highest
-    for (const RunMove& m : moves) {
+    std::vector<EntryMove> waiting;  // moving up; the last one highest
+    for (const EntryMove& m : moves) {
       // Every run below this one has been read: a waiting run whose destination ends below
       // this one's entries may move (the highest first).
       while (!waiting.empty() && waiting.back().to + waiting.back().count <= m.from) {
@@ -548,7 +541,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   /// Moves a run's entries (its source and destination may overlap).
-  static void move_run(const RunMove& m, bool with_distances, NeighborLists& lists) {
+  static void move_run(const EntryMove& m, bool with_distances, NeighborLists& lists) {
     auto move = [&](auto& values) {
       const auto from = values.begin() + static_cast<std::ptrdiff_t>(m.from);
       const auto end = from + static_cast<std::ptrdiff_t>(m.count);
