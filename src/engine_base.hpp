@@ -21,6 +21,10 @@
 
 namespace spatialhash::detail {
 
+/// An exact decision for a pair (query, candidate) of indexed points, in place of the distance
+/// rule (EngineBase::neighbor_counts_by_rule).
+using PairRule = FunctionRef<bool(index_t query, index_t candidate)>;
+
 /// A list search as the engines receive it: ListOptions with the radius checked and resolved.
 /// Tuning of the in-place collection of neighbor lists (collect_rows_in_place.hpp).
 struct InPlaceTuning {
@@ -164,6 +168,17 @@ class EngineBase {
   virtual void ball_indices(const Position& center, double radius, std::vector<index_t>& out) const;
 
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
+  /// neighbor_counts() with `rule` deciding every pair (query, candidate) of indexed points (a
+  /// query's count includes the candidate when rule(query, candidate) is true) that the engine
+  /// would otherwise decide with distance_squared() <= radius^2 (exact.hpp). Engines with a float
+  /// fast path call it only for the candidates their band leaves undecided (float_band.hpp), so
+  /// the rule may differ from the distance rule only by a rounding well inside that band (a
+  /// periodic index's rule across the faces: periodic_engine.cpp). False, with `counts` untouched,
+  /// where the engine has no such search.
+  virtual bool neighbor_counts_by_rule(double /*radius*/, PairRule /*rule*/,
+                                       std::span<index_t> /*counts*/) const {
+    return false;
+  }
   /// Whether neighbor_lists, neighbor_rows, cross_lists and cross_rows sort each row by neighbor
   /// index when ListRequest::sorted asks (rows in cache as they are stored, instead of a pass
   /// over the whole result afterwards: sort_rows.hpp).

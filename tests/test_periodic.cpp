@@ -257,6 +257,38 @@ TEST_P(Periodic, TieAcrossAFaceIsDecidedFromTheSmallerIndex) {
   }
 }
 
+/// The same far from the origin, where the two sides round apart by far more: boxes straddling
+/// 2^20 (counts decided by the rule inside the default engine's search) and 2^30 (past that
+/// search's bound: counts from the cross query). Within one binade adding the edge rounds
+/// nothing; across the power of two one side rounds. Ties found by a search in double.
+TEST_P(Periodic, TiesFarFromTheOriginAreDecidedFromTheSmallerIndex) {
+  for (const double lower : {0x1p20 - 0.5, 0x1p30 - 0.5}) {
+    const auto box = cube<2>(lower, lower + 1.0, all_periodic<2>());
+    std::mt19937_64 g(7);
+    std::uniform_real_distribution<double> near_upper(lower + 0.6, lower + 0.75),
+        near_lower(lower, lower + 0.05);
+    int found = 0;
+    for (int attempt = 0; attempt < 10000 && found < 2; ++attempt) {
+      const double a = near_upper(g), b = near_lower(g);
+      const double via_b = (a - (b + 1.0)) * (a - (b + 1.0));
+      const double via_a = (b - (a - 1.0)) * (b - (a - 1.0));
+      double r = std::sqrt(std::min(via_a, via_b));
+      while (r * r < std::min(via_a, via_b)) r = std::nextafter(r, 1.0);
+      if ((via_b <= r * r) == (via_a <= r * r)) continue;
+      ++found;
+      for (const auto& xy :
+           {std::vector<double>{lower + 0.5, lower + 0.5, a, lower + 0.5, b, lower + 0.5},
+            std::vector<double>{lower + 0.5, lower + 0.5, b, lower + 0.5, a, lower + 0.5}}) {
+        Options options = GetParam();
+        options.threads = 1;
+        check_periodic<2, double>(options, PeriodicCase<2>{"far tie", box, xy, r});
+        if (HasFatalFailure()) return;
+      }
+    }
+    ASSERT_EQ(found, 2) << "no ties found at " << lower;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Periodic, ::testing::ValuesIn(engine_cases()), engine_case_label);
 
 /// The default engine's pair list is cut from the inner engine's in place, chunk by chunk (4096

@@ -220,6 +220,9 @@ class CellList final : public EngineBase<Dim, T> {
   /// groups and search their full 125-cell stencil cell by cell: 1.1-1.6x slower than the half
   /// stencil there, in a mode 3-28x slower than the default anyway (docs/benchmarks.md).
   void neighbor_counts(double radius, std::span<index_t> counts) const override;
+  /// The same count search, `rule` deciding the candidates the float band leaves undecided.
+  bool neighbor_counts_by_rule(double radius, PairRule rule,
+                               std::span<index_t> counts) const override;
 
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override;
   /// Every list query goes through the collectors, which sort rows as they store them.
@@ -258,6 +261,9 @@ class CellList final : public EngineBase<Dim, T> {
   struct Search {
     FloatBand band;
     double r2;
+    /// Decides the candidates the band leaves undecided in place of the distance rule, where not
+    /// null (neighbor_counts_by_rule; set for count searches only).
+    const PairRule* rule = nullptr;
     /// For searches of sorted positions on a column-order layout: the identity (positions[s] ==
     /// s, one per point), which the column search reads as the candidates' ids in place of the
     /// layout's `order`, so that it reports sorted positions without gathering. Null otherwise.
@@ -460,7 +466,9 @@ class CellList final : public EngineBase<Dim, T> {
       const std::int64_t frame = Layout::frame_of(home[k]);
       if (from <= to && (Layout::frame_of(from) != frame || Layout::frame_of(to) != frame)) {
         constexpr float kInf = std::numeric_limits<float>::infinity();
-        return Search{FloatBand{-kInf, kInf}, search.r2};
+        Search open{FloatBand{-kInf, kInf}, search.r2};
+        open.rule = search.rule;
+        return open;
       }
     }
     return search;
@@ -558,7 +566,6 @@ class CellList final : public EngineBase<Dim, T> {
     for (std::uint32_t c = first; c < last; ++c) needs[copy_of(cells[c - first])] = true;
     const int slabs = slabs_for_group(first, last);
     const GroupGather group = gather_group(cells[0], needs, slabs, ids, work.g);
-    const auto& points = this->context_.points;
     for (std::uint32_t c = first; c < last; ++c) {
       const Cell<Dim> cell = cells[c - first];
       for (int h = 0; h < slabs; ++h) {
@@ -582,7 +589,7 @@ class CellList final : public EngineBase<Dim, T> {
             },
             [&](std::uint32_t p, std::uint32_t id) {
               const index_t other = ids == Ids::original ? id : layout_.order[id];
-              return distance_squared(points, layout_.order[slab_first + p], other) <= search.r2;
+              return border_within(search, layout_.order[slab_first + p], other);
             },
             [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
               emit(slab_first + p, row, kept);
@@ -627,7 +634,6 @@ class CellList final : public EngineBase<Dim, T> {
       const bool half = stencil == Stencil::half;  // never gathered: search_block()
       const auto& cell_z = layout_.cell_z;
       const auto& starts = layout_.cell_start;
-      const auto& points = this->context_.points;
       constexpr int kColumns = 9;
       // The neighbouring columns with cells: where each one's slots begin (column_slots, which
       // also find the cells within a range of z: no search); `center` is the walk's own column.
@@ -755,8 +761,7 @@ class CellList final : public EngineBase<Dim, T> {
               },
               [&](std::uint32_t p, std::uint32_t id) {
                 const index_t other = ids == Ids::sorted_position ? layout_.order[id] : id;
-                return distance_squared(points, layout_.order[queries.begin + p], other) <=
-                       search.r2;
+                return border_within(search, layout_.order[queries.begin + p], other);
               },
               [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
                 emit(queries.begin + p, row, kept);
@@ -936,7 +941,6 @@ class CellList final : public EngineBase<Dim, T> {
     const Search search = stencil_search(lattice_wide, cell);
     const std::uint32_t own = gather_stencil(c, cell, stencil, ids, work.g);
     const std::uint32_t first = layout_.cell_start[c];
-    const auto& points = this->context_.points;
     const bool after = stencil == Stencil::half;
     const CandidateRuns all = all_gathered(work.g);
     CandidateRuns later;
@@ -955,7 +959,7 @@ class CellList final : public EngineBase<Dim, T> {
         },
         [&](std::uint32_t p, std::uint32_t id) {
           const index_t other = ids == Ids::original ? id : layout_.order[id];
-          return distance_squared(points, layout_.order[first + p], other) <= search.r2;
+          return border_within(search, layout_.order[first + p], other);
         },
         [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t count) {
           emit(first + p, row, count);
@@ -1006,6 +1010,16 @@ class CellList final : public EngineBase<Dim, T> {
       }
     }
   }
+
+  /// Whether indexed point `query` has `candidate` as a neighbor, for a candidate the float band
+  /// left undecided: by the distance rule (exact.hpp), or by search.rule where it is set.
+  bool border_within(const Search& search, index_t query, index_t candidate) const {
+    if (search.rule != nullptr) return (*search.rule)(query, candidate);
+    return distance_squared(this->context_.points, query, candidate) <= search.r2;
+  }
+
+  /// neighbor_counts() with `search` (its band, radius and rule).
+  void count_search(const Search& search, std::span<index_t> counts) const;
 
   /// All the candidates gathered in `g`, as one run.
   static CandidateRuns all_gathered(const Gathered<Dim>& g) {

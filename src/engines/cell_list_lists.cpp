@@ -15,7 +15,20 @@ namespace spatialhash::detail {
 
 template <int Dim, class T>
 void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
-  const Search search{band_for(radius), radius * radius};
+  count_search(Search{band_for(radius), radius * radius}, counts);
+}
+
+template <int Dim, class T>
+bool CellList<Dim, T>::neighbor_counts_by_rule(double radius, PairRule rule,
+                                               std::span<index_t> counts) const {
+  Search search{band_for(radius), radius * radius};
+  search.rule = &rule;
+  count_search(search, counts);
+  return true;
+}
+
+template <int Dim, class T>
+void CellList<Dim, T>::count_search(const Search& search, std::span<index_t> counts) const {
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = own_search_threads();
   const std::size_t n = layout_.size();
@@ -148,12 +161,14 @@ WorkVector<T> CellList<Dim, T>::sorted_copy() const {
   return copy;
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                                     \
-  template void CellList<D, T>::neighbor_counts(double, std::span<index_t>) const;        \
-  template void CellList<D, T>::neighbor_lists(const ListRequest&, NeighborLists&) const; \
-  template void CellList<D, T>::neighbor_rows(const ListRequest&, NeighborRows&) const;   \
-  template WorkVector<T> CellList<D, T>::sorted_copy() const;                             \
-  template CellList<D, T>::Search CellList<D, T>::for_positions(const Search&,            \
+#define SPATIALHASH_INSTANTIATE(D, T)                                                         \
+  template void CellList<D, T>::neighbor_counts(double, std::span<index_t>) const;            \
+  template bool CellList<D, T>::neighbor_counts_by_rule(double, PairRule, std::span<index_t>) \
+      const;                                                                                  \
+  template void CellList<D, T>::neighbor_lists(const ListRequest&, NeighborLists&) const;     \
+  template void CellList<D, T>::neighbor_rows(const ListRequest&, NeighborRows&) const;       \
+  template WorkVector<T> CellList<D, T>::sorted_copy() const;                                 \
+  template CellList<D, T>::Search CellList<D, T>::for_positions(const Search&,                \
                                                                 WorkVector<std::uint32_t>&) const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE

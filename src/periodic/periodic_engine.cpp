@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -235,6 +236,9 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// ghosts yields both: in the row of a ghost of x, a real y < x adds one to x's count and a
   /// real y > x takes one from y's. The two cancel except for a pair at the radius that rounds
   /// differently from its two sides.
+  ///
+  /// Engines with a float fast path take the rule instead (counts_by_rule): one count search,
+  /// no cross query.
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
@@ -242,6 +246,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const int threads = usable_threads(this->context_.threads);
     WorkVector<index_t> inner_counts;
     sized_for_overwrite(inner_counts, images.size());
+    if (counts_by_rule(radius, inner_counts)) {
+      std::copy_n(inner_counts.begin(), n, counts.begin());
+      return;
+    }
     inner_->neighbor_counts(radius, inner_counts);
     std::copy_n(inner_counts.begin(), n, counts.begin());
     // The ghosts' coordinates follow the reals' (ids n onwards); a point's ghosts are
@@ -286,6 +294,51 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
         }
       }
     });
+  }
+
+  /// The inner count search with the rule deciding the pairs its float band leaves undecided:
+  /// a real q and a ghost of o < q within r of w_q are neighbors when w_o lies within r of q's
+  /// image shifted the other way (the pair as the rule measures it: the inner search measured
+  /// w_q against o's image); every other pair by its inner distance (index.hpp's rule exactly).
+  /// The inner counts of the reals are then the counts themselves. Sound where the two sides'
+  /// distances differ by less than the band around r^2 leaves either side of it (at least
+  /// 1.2 r^2 2^-21, float_band.hpp): per axis the two differences round the images and
+  /// themselves, each off by at most 2^-53 of a coordinate (M, a bound on any image's
+  /// magnitude) and of the difference (about r near the radius), so the squared distances differ
+  /// by at most about 2.1 Dim 2^-52 r (M + 1.5 r). Asked here with a fourfold margin; beyond it
+  /// (coordinates some 10^8 radii from the origin), or where the inner engine has no such
+  /// search, false.
+  bool counts_by_rule(double radius, std::span<index_t> inner_counts) const {
+    double magnitude = 2.0 * radius;  // M
+    for (int k = 0; k < Dim; ++k) {
+      magnitude += 2.0 * (std::abs(box_.lower[k]) + std::abs(box_.upper[k]));
+    }
+    constexpr double kEpsilon = std::numeric_limits<double>::epsilon();  // 2^-52
+    if (!(8.0 * Dim * kEpsilon * magnitude <= 0x1p-21 * radius)) return false;
+    const PeriodicImages<Dim>& images = images_;
+    const PointsView<Dim, double> coords(images.coords.data(), images.size());
+    const auto reals = static_cast<index_t>(images.reals);
+    const double r2 = radius * radius;
+    std::array<double, Dim> edge;
+    for (int k = 0; k < Dim; ++k) edge[k] = box_.upper[k] - box_.lower[k];
+    auto rule = [&](index_t query, index_t candidate) {
+      if (query < reals && candidate >= reals) {
+        const index_t ghost = candidate - reals;
+        const index_t origin = images.origin[ghost];
+        if (origin < query) {
+          // q's image shifted the other way, rounded as periodic_images.cpp rounds every image.
+          std::array<double, Dim> image;
+          for (int k = 0; k < Dim; ++k) {
+            const int s = -images.shift[ghost][static_cast<std::size_t>(k)];
+            const double w = coords.coord(query, k);
+            image[k] = s == 0 ? w : s < 0 ? w - edge[k] : w + edge[k];
+          }
+          return distance_squared(coords, origin, image) <= r2;
+        }
+      }
+      return distance_squared(coords, query, candidate) <= r2;
+    };
+    return inner_->neighbor_counts_by_rule(radius, rule, inner_counts);
   }
 
   void ball(const Position& center, double radius, HitSink& sink) const override {
