@@ -25,7 +25,6 @@ namespace spatialhash::detail {
 /// rule (EngineBase::neighbor_counts_by_rule).
 using PairRule = FunctionRef<bool(index_t query, index_t candidate)>;
 
-/// A list search as the engines receive it: ListOptions with the radius checked and resolved.
 /// Tuning of the in-place collection of neighbor lists (collect_rows_in_place.hpp).
 struct InPlaceTuning {
   /// Entries a region should hold, about: its copy in a thread's scratch stays in cache (2 MiB;
@@ -41,6 +40,7 @@ struct InPlaceTuning {
   std::size_t spill_entries = std::size_t{1} << 26;
 };
 
+/// A list search as the engines receive it: ListOptions with the radius checked and resolved.
 struct ListRequest {
   double radius = 0.0;
   bool with_distances = false;
