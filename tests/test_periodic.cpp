@@ -292,10 +292,11 @@ TEST_P(Periodic, TiesFarFromTheOriginAreDecidedFromTheSmallerIndex) {
 INSTANTIATE_TEST_SUITE_P(Engines, Periodic, ::testing::ValuesIn(engine_cases()), engine_case_label);
 
 /// The default engine's pair list is cut from the inner engine's in place, chunk by chunk (4096
-/// pairs each), and its counts take gains and losses filed by thread and bucket: 4000 points on
-/// two threads make about twenty chunks, whose gaps are filled from the chunks past the final
-/// length. Pairs with their distances, counts, half lists with distances and full lists, against
-/// the oracle.
+/// pairs each): 4000 points on two threads make about twenty chunks, whose gaps are filled from
+/// the chunks past the final length. Pairs with their distances, counts, half lists with
+/// distances and full lists, against the oracle; and the counts of an engine without a float
+/// band (hashed_grid), which take gains and losses filed by thread and bucket instead of the
+/// default engine's rule.
 TEST(PeriodicLarge, EveryResultOnTwoThreads) {
   const auto box = cube<2>(0.0, 10.0, all_periodic<2>());
   const std::vector<double> xy = uniform_in(box, 4000, 31);
@@ -320,6 +321,13 @@ TEST(PeriodicLarge, EveryResultOnTwoThreads) {
   const auto counts = index.neighbor_counts();
   const auto rows = lists_of_pairs(want, xy.size() / 2);
   for (std::size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(counts[i], rows[i].size()) << i;
+  Options bucketed = options;
+  bucketed.engine = spatialhash::Engine::hashed_grid;
+  const auto bucketed_counts =
+      Index<2, double>(std::span<const double>(xy), r, box, bucketed).neighbor_counts();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(bucketed_counts[i], rows[i].size()) << "hashed_grid, point " << i;
+  }
   // Half lists: nearly every imaged row changes length, and the rows move in place in runs.
   const auto half = index.neighbor_lists({.with_distances = true, .half = true});
   ASSERT_EQ(half.size(), rows.size());
@@ -352,6 +360,20 @@ TEST(PeriodicLarge, NarrowBoxesOnTwoThreads) {
   if (HasFatalFailure()) return;
   const auto narrow3 = cube<3>(0.0, 2.1, all_periodic<3>());
   check_periodic<3, float>(options, {"narrow 3D", narrow3, uniform_in(narrow3, 300, 52), 1.0});
+}
+
+/// Boxes straddling 2^20, on two threads: across the faces the two sides of every pair round
+/// differently (one image lands past the power of two), so the default engine's count search
+/// decides many borderline pairs by the periodic rule. In float the coordinates lie on a grid of
+/// 1/8 there: many pairs at exactly the radius.
+TEST(PeriodicLarge, FarFromTheOriginOnTwoThreads) {
+  Options options;
+  options.threads = 2;
+  const auto far2 = cube<2>(0x1p20 - 0.5, 0x1p20 + 0.5, all_periodic<2>());
+  check_periodic<2, double>(options, {"far 2D", far2, uniform_in(far2, 2000, 53), 0.05});
+  if (HasFatalFailure()) return;
+  const auto far3 = cube<3>(0x1p20 - 2.0, 0x1p20 + 2.0, all_periodic<3>());
+  check_periodic<3, float>(options, {"far 3D float", far3, uniform_in(far3, 1500, 54), 0.5});
 }
 
 // ---- The gap fills that finish the periodic pair list (src/gap_fills.hpp) -----------------
