@@ -68,6 +68,10 @@ struct ListRequest {
   /// ListOptions::half, for an engine whose searches_half_lists() is true (Index gives the others
   /// half_lists_from_pairs() instead).
   bool half = false;
+  /// Full lists only, for an engine whose takes_pair_rule() is true: where not null, decides the
+  /// pairs the engine would decide with distance_squared() <= radius^2 (see takes_pair_rule()).
+  /// Distances are still the inner ones.
+  const PairRule* rule = nullptr;
 };
 
 /// What every engine is built from: the caller's points, the index radius, the thread count and
@@ -168,17 +172,17 @@ class EngineBase {
   virtual void ball_indices(const Position& center, double radius, std::vector<index_t>& out) const;
 
   virtual void neighbor_counts(double radius, std::span<index_t> counts) const;
-  /// neighbor_counts() with `rule` deciding every pair (query, candidate) of indexed points (a
-  /// query's count includes the candidate when rule(query, candidate) is true) that the engine
-  /// would otherwise decide with distance_squared() <= radius^2 (exact.hpp). Engines with a float
-  /// fast path call it only for the candidates their band leaves undecided (float_band.hpp), so
-  /// the rule may differ from the distance rule only by a rounding well inside that band (a
-  /// periodic index's rule across the faces: periodic_engine.cpp). False, with `counts` untouched,
-  /// where the engine has no such search.
-  virtual bool neighbor_counts_by_rule(double /*radius*/, PairRule /*rule*/,
-                                       std::span<index_t> /*counts*/) const {
-    return false;
-  }
+  /// Whether the engine takes a PairRule (neighbor_counts_by_rule, ListRequest::rule): the rule
+  /// then decides every pair (query, candidate) of indexed points that the engine would decide
+  /// with distance_squared() <= radius^2 (exact.hpp), the candidate a neighbor of the query when
+  /// rule(query, candidate) is true. An engine with a float fast path asks only for the
+  /// candidates its band leaves undecided (float_band.hpp), so a rule may differ from the
+  /// distance rule only by a rounding well inside that band (a periodic index's rule across the
+  /// faces: periodic/periodic_rule.hpp).
+  virtual bool takes_pair_rule() const { return false; }
+  /// neighbor_counts() by `rule`, for an engine whose takes_pair_rule() is true.
+  virtual void neighbor_counts_by_rule(double radius, PairRule rule,
+                                       std::span<index_t> counts) const;
   /// Whether neighbor_lists, neighbor_rows, cross_lists and cross_rows sort each row by neighbor
   /// index when ListRequest::sorted asks (rows in cache as they are stored, instead of a pass
   /// over the whole result afterwards: sort_rows.hpp).

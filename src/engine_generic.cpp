@@ -14,6 +14,11 @@
 namespace spatialhash::detail {
 
 template <int Dim, class T>
+void EngineBase<Dim, T>::neighbor_counts_by_rule(double, PairRule, std::span<index_t>) const {
+  throw std::logic_error("spatialhash: neighbor_counts_by_rule on an engine without pair rules");
+}
+
+template <int Dim, class T>
 void EngineBase<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
   std::fill(counts.begin(), counts.end(), index_t{0});
   auto visit = [&](std::span<const PairHit> batch) {

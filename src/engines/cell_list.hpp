@@ -220,8 +220,10 @@ class CellList final : public EngineBase<Dim, T> {
   /// groups and search their full 125-cell stencil cell by cell: 1.1-1.6x slower than the half
   /// stencil there, in a mode 3-28x slower than the default anyway (docs/benchmarks.md).
   void neighbor_counts(double radius, std::span<index_t> counts) const override;
-  /// The same count search, `rule` deciding the candidates the float band leaves undecided.
-  bool neighbor_counts_by_rule(double radius, PairRule rule,
+  /// Counts and full lists by a rule: the same searches, the rule deciding the candidates the
+  /// float band leaves undecided (Search::rule).
+  bool takes_pair_rule() const override { return true; }
+  void neighbor_counts_by_rule(double radius, PairRule rule,
                                std::span<index_t> counts) const override;
 
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override;
@@ -262,7 +264,7 @@ class CellList final : public EngineBase<Dim, T> {
     FloatBand band;
     double r2;
     /// Decides the candidates the band leaves undecided in place of the distance rule, where not
-    /// null (neighbor_counts_by_rule; set for count searches only).
+    /// null (neighbor_counts_by_rule, ListRequest::rule).
     const PairRule* rule = nullptr;
     /// For searches of sorted positions on a column-order layout: the identity (positions[s] ==
     /// s, one per point), which the column search reads as the candidates' ids in place of the

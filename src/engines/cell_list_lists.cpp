@@ -19,12 +19,11 @@ void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts)
 }
 
 template <int Dim, class T>
-bool CellList<Dim, T>::neighbor_counts_by_rule(double radius, PairRule rule,
+void CellList<Dim, T>::neighbor_counts_by_rule(double radius, PairRule rule,
                                                std::span<index_t> counts) const {
   Search search{band_for(radius), radius * radius};
   search.rule = &rule;
   count_search(search, counts);
-  return true;
 }
 
 template <int Dim, class T>
@@ -67,7 +66,8 @@ void CellList<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& r
 template <int Dim, class T>
 template <class Lists>
 void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) const {
-  const Search asked{band_for(request.radius), request.radius * request.radius};
+  Search asked{band_for(request.radius), request.radius * request.radius};
+  asked.rule = request.rule;
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const bool by_position = request.with_distances && !request.sorted;
   WorkVector<std::uint32_t> identity;
@@ -163,7 +163,7 @@ WorkVector<T> CellList<Dim, T>::sorted_copy() const {
 
 #define SPATIALHASH_INSTANTIATE(D, T)                                                         \
   template void CellList<D, T>::neighbor_counts(double, std::span<index_t>) const;            \
-  template bool CellList<D, T>::neighbor_counts_by_rule(double, PairRule, std::span<index_t>) \
+  template void CellList<D, T>::neighbor_counts_by_rule(double, PairRule, std::span<index_t>) \
       const;                                                                                  \
   template void CellList<D, T>::neighbor_lists(const ListRequest&, NeighborLists&) const;     \
   template void CellList<D, T>::neighbor_rows(const ListRequest&, NeighborRows&) const;       \

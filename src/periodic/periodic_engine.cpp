@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -29,6 +28,7 @@
 #include "../index_vector.hpp"
 #include "../threads.hpp"
 #include "periodic_images.hpp"
+#include "periodic_rule.hpp"
 
 namespace spatialhash::detail {
 
@@ -164,11 +164,18 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// double from either side), so row j needs no other row's writes. Rewritten rows list their
   /// real neighbors first, then ghosts of larger indices, then smaller ones.
   ///
+  /// Full lists of an inner engine that takes a pair rule (the default one) come from its search
+  /// by the periodic rule instead, rows mapped in place (full_lists_by_rule).
+  ///
   /// Half lists by the same rewrite of the inner engine's half lists, which hold each inner pair
   /// once, in one of its two rows: a kept (real a, ghost of j) pair, a < j, lands in row a when
   /// the inner row of a held it and in row j when the ghost's row did; so each pair of the rule
   /// is in exactly one of its two rows.
   void neighbor_lists(const ListRequest& request, NeighborLists& lists) const override {
+    if (!request.half && rule_searches(request.radius)) {
+      full_lists_by_rule(request, lists);
+      return;
+    }
     // Rows are sorted after this (sorts_rows() is false): the inner engine's order is not kept.
     ListRequest inner_request = request;
     inner_request.sorted = false;
@@ -237,8 +244,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// real y > x takes one from y's. The two cancel except for a pair at the radius that rounds
   /// differently from its two sides.
   ///
-  /// Engines with a float fast path take the rule instead (counts_by_rule): one count search,
-  /// no cross query.
+  /// An inner engine that takes a pair rule (the default one) counts by the periodic rule
+  /// instead (counts_by_rule): one count search, no cross query.
   void neighbor_counts(double radius, std::span<index_t> counts) const override {
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
@@ -296,49 +303,76 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     });
   }
 
-  /// The inner count search with the rule deciding the pairs its float band leaves undecided:
-  /// a real q and a ghost of o < q within r of w_q are neighbors when w_o lies within r of q's
-  /// image shifted the other way (the pair as the rule measures it: the inner search measured
-  /// w_q against o's image); every other pair by its inner distance (index.hpp's rule exactly).
-  /// The inner counts of the reals are then the counts themselves. Sound where the two sides'
-  /// distances differ by less than the band around r^2 leaves either side of it (at least
-  /// 1.2 r^2 2^-21, float_band.hpp): per axis the two differences round the images and
-  /// themselves, each off by at most 2^-53 of a coordinate (M, a bound on any image's
-  /// magnitude) and of the difference (about r near the radius), so the squared distances differ
-  /// by at most about 2.1 Dim 2^-52 r (M + 1.5 r). Asked here with a fourfold margin; beyond it
-  /// (coordinates some 10^8 radii from the origin), or where the inner engine has no such
-  /// search, false.
+  /// Whether the inner engine's searches may take the rule (periodic_rule.hpp) at `radius`.
+  bool rule_searches(double radius) const {
+    return inner_->takes_pair_rule() && PeriodicPairRule<Dim>::sound(box_, radius);
+  }
+
+  /// The inner count search with the periodic rule deciding the pairs its float band leaves
+  /// undecided (periodic_rule.hpp): the inner counts of the reals are then the counts.
   bool counts_by_rule(double radius, std::span<index_t> inner_counts) const {
-    double magnitude = 2.0 * radius;  // M
-    for (int k = 0; k < Dim; ++k) {
-      magnitude += 2.0 * (std::abs(box_.lower[k]) + std::abs(box_.upper[k]));
-    }
-    constexpr double kEpsilon = std::numeric_limits<double>::epsilon();  // 2^-52
-    if (!(8.0 * Dim * kEpsilon * magnitude <= 0x1p-21 * radius)) return false;
+    if (!rule_searches(radius)) return false;
+    const PeriodicPairRule<Dim> rule(images_, box_, radius);
+    inner_->neighbor_counts_by_rule(radius, rule, inner_counts);
+    return true;
+  }
+
+  /// Full lists by the inner engine's search with the periodic rule (periodic_rule.hpp): the
+  /// reals' rows then hold exactly the rule's neighbors, the ghosts as ghosts. Each imaged row
+  /// maps its ghosts to their points in place (a row never changes length), with the rule's
+  /// distance where the point's index is the smaller (the inner search measured the pair from
+  /// the other side); the ghosts' rows are dropped.
+  void full_lists_by_rule(const ListRequest& request, NeighborLists& lists) const {
+    const PeriodicPairRule<Dim> rule_of_pairs(images_, box_, request.radius);
+    const PairRule rule(rule_of_pairs);
+    ListRequest inner_request = request;
+    inner_request.sorted = false;  // rows are sorted after this (sorts_rows() is false)
+    inner_request.rule = &rule;
+    inner_->neighbor_lists(inner_request, lists);
     const PeriodicImages<Dim>& images = images_;
-    const PointsView<Dim, double> coords(images.coords.data(), images.size());
-    const auto reals = static_cast<index_t>(images.reals);
-    const double r2 = radius * radius;
-    std::array<double, Dim> edge;
-    for (int k = 0; k < Dim; ++k) edge[k] = box_.upper[k] - box_.lower[k];
-    auto rule = [&](index_t query, index_t candidate) {
-      if (query < reals && candidate >= reals) {
-        const index_t ghost = candidate - reals;
-        const index_t origin = images.origin[ghost];
-        if (origin < query) {
-          // q's image shifted the other way, rounded as periodic_images.cpp rounds every image.
-          std::array<double, Dim> image;
-          for (int k = 0; k < Dim; ++k) {
-            const int s = -images.shift[ghost][static_cast<std::size_t>(k)];
-            const double w = coords.coord(query, k);
-            image[k] = s == 0 ? w : s < 0 ? w - edge[k] : w + edge[k];
+    const std::size_t n = images.reals;
+    const auto imaged = static_cast<std::int64_t>(images.imaged.size());
+    constexpr std::int64_t kRowsAhead = 8;
+    parallel_region(usable_threads(this->context_.threads), [&] {
+      // Locals, so the compiler need not reload them after every write.
+      const auto reals = static_cast<index_t>(n);
+      const index_t* origin = images.origin.data();
+      const std::size_t* offsets = lists.offsets.data();
+      index_t* ids = lists.indices.data();
+      double* distances = lists.distances.data();
+      const bool with_distances = request.with_distances;
+#pragma omp for schedule(dynamic, 256) nowait
+      for (std::int64_t m = 0; m < imaged; ++m) {
+        // The imaged rows lie far apart: offsets, then first entries, prefetched ahead.
+        if (m + 2 * kRowsAhead < imaged) {
+          __builtin_prefetch(offsets + images.imaged[m + 2 * kRowsAhead]);
+        }
+        if (m + kRowsAhead < imaged) {
+          const index_t* row = ids + offsets[images.imaged[m + kRowsAhead]];
+          __builtin_prefetch(row);
+          __builtin_prefetch(row + 16);  // a row of 30 neighbors spans two or three lines
+        }
+        const index_t j = images.imaged[m];
+        const std::size_t first = offsets[j], end = offsets[j + 1];
+        if (with_distances) {
+          for (std::size_t slot = first; slot < end; ++slot) {
+            if (ids[slot] < reals) continue;
+            const index_t ghost = ids[slot] - reals;
+            ids[slot] = origin[ghost];
+            if (origin[ghost] < j) distances[slot] = std::sqrt(rule_of_pairs.across(j, ghost));
           }
-          return distance_squared(coords, origin, image) <= r2;
+          continue;
+        }
+        for (std::size_t slot = first; slot < end; ++slot) {  // without branches: ghosts at random
+          const index_t id = ids[slot];
+          const bool ghost = id >= reals;
+          ids[slot] = ghost ? origin[ghost ? id - reals : 0] : id;
         }
       }
-      return distance_squared(coords, query, candidate) <= r2;
-    };
-    return inner_->neighbor_counts_by_rule(radius, rule, inner_counts);
+    });
+    lists.offsets.resize(n + 1);
+    lists.indices.resize(lists.offsets[n]);
+    if (request.with_distances) lists.distances.resize(lists.offsets[n]);
   }
 
   void ball(const Position& center, double radius, HitSink& sink) const override {
