@@ -53,6 +53,7 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -263,14 +264,29 @@ class CellList final : public EngineBase<Dim, T> {
   struct Search {
     FloatBand band;
     double r2;
-    /// Decides the candidates the band leaves undecided in place of the distance rule, where not
-    /// null (neighbor_counts_by_rule, ListRequest::rule).
+    /// Decides the candidates the band leaves undecided in place of the distance rule, in the
+    /// searches whose emit callback is a ByRule (neighbor_counts_by_rule, ListRequest::rule).
     const PairRule* rule = nullptr;
     /// For searches of sorted positions on a column-order layout: the identity (positions[s] ==
     /// s, one per point), which the column search reads as the candidates' ids in place of the
     /// layout's `order`, so that it reports sorted positions without gathering. Null otherwise.
     const std::uint32_t* positions = nullptr;
   };
+
+  /// The emit callback of a search whose borderline candidates search.rule decides (not null).
+  /// The rule's call is compiled into those searches only, each a template instance of its own
+  /// (count_search<true>, full_lists<true>): the searches without a rule stay as they were.
+  struct RuleTag {};
+  template <class Emit>
+  struct ByRule : RuleTag {
+    Emit emit;
+    template <class... Args>
+    void operator()(Args&&... args) {
+      emit(std::forward<Args>(args)...);
+    }
+  };
+  template <class Emit>
+  static constexpr bool kByRule = std::is_base_of_v<RuleTag, std::remove_cvref_t<Emit>>;
 
   /// Which stencil a cell search covers: all cells around it, or only those after it in memory
   /// order (each pair of cells once).
@@ -395,7 +411,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// lie side by side in memory instead of scattered over the caller's order (1M uniform points in
   /// random order, 2 threads: 130 neighbors per point 1.27x as fast, 30 and 60 unchanged;
   /// docs/benchmarks.md).
-  template <class Lists>
+  /// With kRule, by request.rule (ByRule).
+  template <bool kRule, class Lists>
   void full_lists(const ListRequest& request, Lists& lists) const;
 
   /// The caller's coordinates in sorted order: point order[p] at p, Dim values per point.
@@ -591,7 +608,7 @@ class CellList final : public EngineBase<Dim, T> {
             },
             [&](std::uint32_t p, std::uint32_t id) {
               const index_t other = ids == Ids::original ? id : layout_.order[id];
-              return border_within(search, layout_.order[slab_first + p], other);
+              return border_within<kByRule<Emit>>(search, layout_.order[slab_first + p], other);
             },
             [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
               emit(slab_first + p, row, kept);
@@ -763,7 +780,8 @@ class CellList final : public EngineBase<Dim, T> {
               },
               [&](std::uint32_t p, std::uint32_t id) {
                 const index_t other = ids == Ids::sorted_position ? layout_.order[id] : id;
-                return border_within(search, layout_.order[queries.begin + p], other);
+                return border_within<kByRule<Emit>>(search, layout_.order[queries.begin + p],
+                                                    other);
               },
               [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t kept) {
                 emit(queries.begin + p, row, kept);
@@ -961,7 +979,7 @@ class CellList final : public EngineBase<Dim, T> {
         },
         [&](std::uint32_t p, std::uint32_t id) {
           const index_t other = ids == Ids::original ? id : layout_.order[id];
-          return border_within(search, layout_.order[first + p], other);
+          return border_within<kByRule<Emit>>(search, layout_.order[first + p], other);
         },
         [&](std::uint32_t p, const std::uint32_t* row, std::uint32_t count) {
           emit(first + p, row, count);
@@ -1014,13 +1032,19 @@ class CellList final : public EngineBase<Dim, T> {
   }
 
   /// Whether indexed point `query` has `candidate` as a neighbor, for a candidate the float band
-  /// left undecided: by the distance rule (exact.hpp), or by search.rule where it is set.
+  /// left undecided: by search.rule in a search whose emit callback is a ByRule, else by the
+  /// distance rule (exact.hpp).
+  template <bool kRule>
   bool border_within(const Search& search, index_t query, index_t candidate) const {
-    if (search.rule != nullptr) return (*search.rule)(query, candidate);
-    return distance_squared(this->context_.points, query, candidate) <= search.r2;
+    if constexpr (kRule) {
+      return (*search.rule)(query, candidate);
+    } else {
+      return distance_squared(this->context_.points, query, candidate) <= search.r2;
+    }
   }
 
-  /// neighbor_counts() with `search` (its band, radius and rule).
+  /// neighbor_counts() with `search`, by its rule (not null) when kRule.
+  template <bool kRule>
   void count_search(const Search& search, std::span<index_t> counts) const;
 
   /// All the candidates gathered in `g`, as one run.

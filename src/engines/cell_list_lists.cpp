@@ -2,6 +2,7 @@
 // groups of cells; half lists over the half stencil), the lists as CSR lists or NeighborRows,
 // through the collectors.
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
 #include "../growable_buffer.hpp"
@@ -15,7 +16,7 @@ namespace spatialhash::detail {
 
 template <int Dim, class T>
 void CellList<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
-  count_search(Search{band_for(radius), radius * radius}, counts);
+  count_search<false>(Search{band_for(radius), radius * radius}, counts);
 }
 
 template <int Dim, class T>
@@ -23,10 +24,11 @@ void CellList<Dim, T>::neighbor_counts_by_rule(double radius, PairRule rule,
                                                std::span<index_t> counts) const {
   Search search{band_for(radius), radius * radius};
   search.rule = &rule;
-  count_search(search, counts);
+  count_search<true>(search, counts);
 }
 
 template <int Dim, class T>
+template <bool kRule>
 void CellList<Dim, T>::count_search(const Search& search, std::span<index_t> counts) const {
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = own_search_threads();
@@ -40,10 +42,15 @@ void CellList<Dim, T>::count_search(const Search& search, std::span<index_t> cou
     CellWork<Dim> work;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      search_block(b, Stencil::full, Ids::none, search, work,
-                   [&](std::uint32_t s, const std::uint32_t*, std::uint32_t count) {
-                     by_position[s] = count;
-                   });
+      const auto store = [&](std::uint32_t s, const std::uint32_t*, std::uint32_t count) {
+        by_position[s] = count;
+      };
+      if constexpr (kRule) {
+        search_block(b, Stencil::full, Ids::none, search, work,
+                     ByRule<decltype(store)&>{{}, store});
+      } else {
+        search_block(b, Stencil::full, Ids::none, search, work, store);
+      }
     }
   });
   const auto signed_n = static_cast<std::int64_t>(n);
@@ -55,16 +62,23 @@ void CellList<Dim, T>::count_search(const Search& search, std::span<index_t> cou
 
 template <int Dim, class T>
 void CellList<Dim, T>::neighbor_lists(const ListRequest& request, NeighborLists& lists) const {
-  full_lists(request, lists);
+  if (request.rule != nullptr) {
+    full_lists<true>(request, lists);
+  } else {
+    full_lists<false>(request, lists);
+  }
 }
 
 template <int Dim, class T>
 void CellList<Dim, T>::neighbor_rows(const ListRequest& request, NeighborRows& rows) const {
-  full_lists(request, rows);
+  if (request.rule != nullptr) {
+    throw std::logic_error("spatialhash: a pair rule for rows (full lists only)");
+  }
+  full_lists<false>(request, rows);
 }
 
 template <int Dim, class T>
-template <class Lists>
+template <bool kRule, class Lists>
 void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) const {
   Search asked{band_for(request.radius), request.radius * request.radius};
   asked.rule = request.rule;
@@ -94,7 +108,12 @@ void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) cons
     estimate = estimated_entries(search, stencil, layout_.size(), EstimateUse::regions);
   }
   const auto run = [&](std::int64_t b, CellWork<Dim>& work, bool count_only, auto&& emit) {
-    search_block(b, stencil, count_only ? Ids::none : row_ids, search, work, emit);
+    if constexpr (kRule) {
+      search_block(b, stencil, count_only ? Ids::none : row_ids, search, work,
+                   ByRule<decltype(emit)&>{{}, emit});
+    } else {
+      search_block(b, stencil, count_only ? Ids::none : row_ids, search, work, emit);
+    }
   };
   if constexpr (kInPlaceKind) {
     if (in_place) {
