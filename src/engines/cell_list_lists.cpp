@@ -63,6 +63,9 @@ void CellList<Dim, T>::count_search(const Search& search, std::span<index_t> cou
 template <int Dim, class T>
 void CellList<Dim, T>::neighbor_lists(const ListRequest& request, NeighborLists& lists) const {
   if (request.rule != nullptr) {
+    // A half search evaluates a pair from one side only, whichever comes first in the layout:
+    // the rule (ListRequest::rule) is for full lists.
+    if (request.half) throw std::logic_error("spatialhash: a pair rule for half lists");
     full_lists<true>(request, lists);
   } else {
     full_lists<false>(request, lists);
