@@ -348,9 +348,12 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
           __builtin_prefetch(offsets + images.imaged[m + 2 * kRowsAhead]);
         }
         if (m + kRowsAhead < imaged) {
-          const index_t* row = ids + offsets[images.imaged[m + kRowsAhead]];
-          __builtin_prefetch(row);
-          __builtin_prefetch(row + 16);  // a row of 30 neighbors spans two or three lines
+          // A row of 30 neighbors spans two or three lines. (An empty row may have no storage
+          // at all: the pointer is only formed for entries that exist.)
+          const index_t ahead = images.imaged[m + kRowsAhead];
+          const std::size_t length = offsets[ahead + 1] - offsets[ahead];
+          if (length > 0) __builtin_prefetch(ids + offsets[ahead]);
+          if (length > 16) __builtin_prefetch(ids + offsets[ahead] + 16);
         }
         const index_t j = images.imaged[m];
         const std::size_t first = offsets[j], end = offsets[j + 1];
