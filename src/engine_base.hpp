@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "for_each_dim_type.hpp"
@@ -114,6 +115,14 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads);
 /// first problem (see validate.cpp).
 template <int Dim, class T>
 Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads);
+/// make_context for points whose bounding box the caller already has (`lower`, `upper`: the least
+/// and greatest coordinate per axis, finite) and whose checks it has made (non-null data,
+/// stride, count, finite values): only the radius and thread count are checked, and no pass is
+/// made over the points (a periodic index's images, bounded while they are made).
+template <int Dim, class T>
+Context<Dim, T> make_context_in_bounds(PointsView<Dim, T> points, double radius, int threads,
+                                       const std::type_identity_t<std::array<double, Dim>>& lower,
+                                       const std::type_identity_t<std::array<double, Dim>>& upper);
 /// The same checks without the lattice (grid left default), for engines that build their
 /// lattice over other coordinates (the periodic engine wraps the points first).
 template <int Dim, class T>

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "engine_base.hpp"
@@ -229,11 +230,26 @@ Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threa
   return context;
 }
 
+template <int Dim, class T>
+Context<Dim, T> make_context_in_bounds(PointsView<Dim, T> points, double radius, int threads,
+                                       const std::type_identity_t<std::array<double, Dim>>& lower,
+                                       const std::type_identity_t<std::array<double, Dim>>& upper) {
+  check_radius(radius, "radius");
+  Context<Dim, T> context;
+  context.points = points;
+  context.radius = radius;
+  context.threads = checked_threads(threads);
+  context.grid = GridGeometry<Dim>::make(lower, upper, radius);
+  return context;
+}
+
 template struct GridGeometry<2>;
 template struct GridGeometry<3>;
-#define SPATIALHASH_INSTANTIATE(D, T)                                       \
-  template Context<D, T> make_context(PointsView<D, T>, double, int);       \
-  template Context<D, T> make_point_context(PointsView<D, T>, double, int); \
+#define SPATIALHASH_INSTANTIATE(D, T)                                                             \
+  template Context<D, T> make_context(PointsView<D, T>, double, int);                             \
+  template Context<D, T> make_point_context(PointsView<D, T>, double, int);                       \
+  template Context<D, T> make_context_in_bounds(                                                  \
+      PointsView<D, T>, double, int, const std::array<double, D>&, const std::array<double, D>&); \
   template PointBounds<D> point_bounds(PointsView<D, T>, int);
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE

@@ -650,10 +650,18 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
                                             const Context<Dim, T>& outer) {
     // The lattice spans the box (the images of points near a periodic face lie an edge away):
     // a box too large for the radius is reported as such.
+    // The images' bounds come with them; only where a ghost's coordinate overflowed (a box near
+    // the largest doubles) are they not finite, and make_context then names the point.
+    const PointsView<Dim, double> points(images.coords.data(), images.size());
+    const bool bounded = std::all_of(images.lower.begin(), images.lower.end(),
+                                     [](double x) { return std::isfinite(x); }) &&
+                         std::all_of(images.upper.begin(), images.upper.end(),
+                                     [](double x) { return std::isfinite(x); });
     Context<Dim, double> context;
     try {
-      context = make_context(PointsView<Dim, double>(images.coords.data(), images.size()),
-                             outer.radius, outer.threads);
+      context = bounded ? make_context_in_bounds(points, outer.radius, outer.threads, images.lower,
+                                                 images.upper)
+                        : make_context(points, outer.radius, outer.threads);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(std::string(e.what()) +
                             " (in a periodic box, the points include their images across the "

@@ -34,6 +34,9 @@ struct PeriodicImages {
   IndexVector<std::array<std::int8_t, 3>> shift;  ///< per ghost: its offset in box edges
   IndexVector<index_t> imaged;                    ///< the real points that have ghosts, ascending
   IndexVector<index_t> first_ghost;  ///< per imaged point and one more: its first ghost - reals
+  /// The least and greatest coordinate per axis over every id (all 0 with no points), found
+  /// while the images are made: the inner engine's lattice needs no pass of its own over them.
+  std::array<double, Dim> lower{}, upper{};
 
   std::size_t size() const { return coords.size() / Dim; }
   std::size_t ghosts() const { return origin.size(); }
