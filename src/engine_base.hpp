@@ -26,6 +26,16 @@ namespace spatialhash::detail {
 /// rule (EngineBase::neighbor_counts_by_rule).
 using PairRule = FunctionRef<bool(index_t query, index_t candidate)>;
 
+/// Indexed points that are images of others (a periodic index's ghosts): id first + k images
+/// point origin[k] < first. A pair search that folds the images (EngineBase::pair_output_folded)
+/// reports a pair (a, b), a < b, as it is where b < first, as (a, origin[b - first]) where that
+/// origin is above a (so a < first too), and not at all otherwise: two images, or an image and a
+/// point after its origin, whose pair the search meets again from the other side.
+struct ImageFold {
+  index_t first = 0;
+  const index_t* origin = nullptr;
+};
+
 /// Tuning of the in-place collection of neighbor lists (collect_rows_in_place.hpp).
 struct InPlaceTuning {
   /// Entries a region should hold, about: its copy in a thread's scratch stays in cache (2 MiB;
@@ -225,6 +235,12 @@ class EngineBase {
                                double* distances) const;
   /// Every pair once into `out` (PairOutput's contract). The default collects pairs() first.
   virtual void pair_output(double radius, PairOutput& out) const;
+  /// Whether the engine folds images in its pair search (pair_output_folded).
+  virtual bool folds_images() const { return false; }
+  /// pair_output() of the pairs `fold` keeps, mapped as it says, into a resizable output; with
+  /// `distances`, each pair's distance at its place there. Only where folds_images().
+  virtual void pair_output_folded(double radius, const ImageFold& fold, PairOutput& out,
+                                  ResultVector<double>* distances) const;
   /// The pairs as a PairList, with distances when asked. The default takes pair_output() without
   /// distances, and pairs() (whose hits carry each pair's distance) with them.
   virtual PairList pair_list(double radius, bool with_distances) const;

@@ -97,6 +97,8 @@ class GrowableBuffer {
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }
   void clear() { size_ = 0; }
+  /// Keeps the first `size` items (size <= size()).
+  void truncate(std::size_t size) { size_ = size; }
 
  private:
   /// Frees a block from malloc/realloc, or unmaps a mapped block of `mapped` bytes.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "check_against_oracle.hpp"
 #include "expect_row_layout.hpp"
 #include "periodic_oracle.hpp"
 #include "spatialhash/spatialhash.hpp"
@@ -159,6 +160,41 @@ void check_periodic(const spatialhash::Options& options, const PeriodicCase<Dim>
       ASSERT_EQ(list.pairs[k].first, want[k].first);
       ASSERT_EQ(list.pairs[k].second, want[k].second);
       ASSERT_EQ(list.distances[k], std::sqrt(want[k].distance_squared));
+    }
+  }
+  // Pair arrays without distances, and into a resizable PairOutput (the default engine's one
+  // search, folding the images) and a fixed-size one.
+  {
+    const auto list = index.pairs({.sorted = true});
+    ASSERT_EQ(list.pairs.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(list.pairs[k].first, want[k].first);
+      ASSERT_EQ(list.pairs[k].second, want[k].second);
+    }
+    ResizableRecorder recorder;
+    index.pairs(recorder);
+    const auto recorded = recorder.checked_pairs();
+    ASSERT_EQ(recorded.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(recorded[k].first, want[k].first);
+      ASSERT_EQ(recorded[k].second, want[k].second);
+    }
+    struct FixedOutput final : spatialhash::PairOutput {
+      std::vector<spatialhash::Pair> pairs;
+      void allocate(std::size_t count) override { pairs.assign(count, {index_t(-1), 0}); }
+      void write(std::size_t at, std::span<const spatialhash::Pair> batch) override {
+        ASSERT_LE(at + batch.size(), pairs.size());
+        std::copy(batch.begin(), batch.end(), pairs.begin() + static_cast<std::ptrdiff_t>(at));
+      }
+    } fixed;
+    index.pairs(fixed);
+    std::sort(fixed.pairs.begin(), fixed.pairs.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.first, a.second) < std::pair(b.first, b.second);
+    });
+    ASSERT_EQ(fixed.pairs.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(fixed.pairs[k].first, want[k].first);
+      ASSERT_EQ(fixed.pairs[k].second, want[k].second);
     }
   }
   // The distance of pair (i, j) as the oracle decided it (from the smaller index's side).

@@ -53,8 +53,16 @@ PairList CellList<Dim, T>::pair_list(double radius, bool with_distances) const {
 }
 
 template <int Dim, class T>
+void CellList<Dim, T>::pair_output_folded(double radius, const ImageFold& fold, PairOutput& out,
+                                          ResultVector<double>* distances) const {
+  if (!out.resizable()) throw std::logic_error("spatialhash: folded pairs need a resizable output");
+  pairs_in_one_search(Search{band_for(radius), radius * radius}, out, distances, &fold);
+}
+
+template <int Dim, class T>
 void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
-                                           ResultVector<double>* distances) const {
+                                           ResultVector<double>* distances,
+                                           const ImageFold* fold) const {
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const int threads = own_search_threads();
   // Room for the estimate plus a margin, at most kMaxCapacity pairs: pages never written cost
@@ -102,6 +110,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
                      }
                      append_pairs(layout_.order[s], ids, count, order, block_pairs);
                    });
+      if (fold != nullptr) fold_pairs(*fold, block_pairs, measure ? &block_distances : nullptr);
       const std::span<const Pair> found(block_pairs.data(), block_pairs.size());
       const std::span<const double> measured(block_distances.data(), block_distances.size());
       const std::size_t at = cursor.fetch_add(found.size(), std::memory_order_relaxed);
@@ -135,6 +144,32 @@ void CellList<Dim, T>::append_pairs(index_t a, const std::uint32_t* ids, std::ui
     row[k] = Pair{std::min(a, b), std::max(a, b)};
   }
   pairs.grow(count);
+}
+
+template <int Dim, class T>
+void CellList<Dim, T>::fold_pairs(const ImageFold& fold, Buffer<Pair>& pairs,
+                                  Buffer<double>* distances) {
+  // Locals: the stores below may alias anything.
+  const index_t first = fold.first;
+  const index_t* origin = fold.origin;
+  Pair* found = pairs.data();
+  double* measured = distances == nullptr ? nullptr : distances->data();
+  const std::size_t count = pairs.size();
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const Pair p = found[k];
+    const bool image = p.second >= first;
+    const index_t mapped = image ? origin[p.second - first] : p.second;
+    // Every pair written, the cursor passing the kept ones. With two images, p.first >= first >
+    // mapped: dropped by the same test. (Without a branch, origin[0] read for every other pair
+    // and masks for the selects, it took 1.6x as long: 22.6% against 14.1% of the samples of a
+    // periodic pair list at 1M points.)
+    found[kept] = Pair{p.first, mapped};
+    if (measured != nullptr) measured[kept] = measured[k];
+    kept += !image || p.first < mapped;
+  }
+  pairs.truncate(kept);
+  if (distances != nullptr) distances->truncate(kept);
 }
 
 template <int Dim, class T>
@@ -180,10 +215,12 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
   if (!repeated) throw std::logic_error("spatialhash: the pair search was not repeatable");
 }
 
-#define SPATIALHASH_INSTANTIATE(D, T)                                   \
-  template void CellList<D, T>::pairs(double, PairSink&) const;         \
-  template void CellList<D, T>::pair_output(double, PairOutput&) const; \
-  template PairList CellList<D, T>::pair_list(double, bool) const;
+#define SPATIALHASH_INSTANTIATE(D, T)                                                     \
+  template void CellList<D, T>::pairs(double, PairSink&) const;                           \
+  template void CellList<D, T>::pair_output(double, PairOutput&) const;                   \
+  template PairList CellList<D, T>::pair_list(double, bool) const;                        \
+  template void CellList<D, T>::pair_output_folded(double, const ImageFold&, PairOutput&, \
+                                                   ResultVector<double>*) const;
 SPATIALHASH_FOR_EACH_DIM_TYPE(SPATIALHASH_INSTANTIATE)
 #undef SPATIALHASH_INSTANTIATE
 

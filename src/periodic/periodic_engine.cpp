@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -98,6 +99,12 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// at or past the final length fill the gaps below it (gap_fills.hpp). The pairs keep the
   /// inner order but for those.
   PairList pair_list(double radius, bool with_distances) const override {
+    if (const std::optional<ImageFold> fold = image_fold()) {
+      PairList list;
+      PairListOutput output(list);
+      inner_->pair_output_folded(radius, *fold, output, with_distances ? &list.distances : nullptr);
+      return list;
+    }
     PairList list = inner_->pair_list(radius, with_distances);
     const std::size_t total = list.pairs.size();
     constexpr std::size_t kChunk = std::size_t{1} << 12;
@@ -150,6 +157,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   void pair_output(double radius, PairOutput& out) const override {
+    if (const std::optional<ImageFold> fold = image_fold(); fold && out.resizable()) {
+      inner_->pair_output_folded(radius, *fold, out, nullptr);
+      return;
+    }
     const PairList list = pair_list(radius, false);
     out.allocate(list.pairs.size());
     out.write(0, list.pairs);
@@ -301,6 +312,14 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
         }
       }
     });
+  }
+
+  /// The ghosts as an ImageFold, for an inner engine that folds them in its pair search: it then
+  /// keeps exactly the pairs pair_list()'s rewrite keeps (the same test, made as each row is
+  /// appended), with no list of the inner pairs. None without ghosts (nothing to fold).
+  std::optional<ImageFold> image_fold() const {
+    if (!inner_->folds_images() || images_.ghosts() == 0) return std::nullopt;
+    return ImageFold{static_cast<index_t>(images_.reals), images_.origin.data()};
   }
 
   /// Whether the inner engine's searches may take the rule (periodic_rule.hpp) at `radius`.
