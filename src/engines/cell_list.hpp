@@ -224,7 +224,8 @@ class CellList final : public EngineBase<Dim, T> {
   /// Counts and full lists by a rule: the same searches, the rule deciding the candidates the
   /// float band leaves undecided (Search::rule).
   bool takes_pair_rule() const override { return true; }
-  /// Pairs with images folded: the one-search pair path, each row folded as it is appended.
+  /// Pairs with images folded: the one-search pair path, each block's pairs folded before they
+  /// are written out (fold_pairs).
   bool folds_images() const override { return true; }
   void pair_output_folded(double radius, const ImageFold& fold, PairOutput& out,
                           ResultVector<double>* distances) const override;

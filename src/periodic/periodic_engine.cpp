@@ -97,7 +97,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// The inner engine's pairs cut to the rule (as pairs() forwards them), in the inner list's
   /// own arrays: each chunk moves its kept pairs to its front, in parallel, then the kept pairs
   /// at or past the final length fill the gaps below it (gap_fills.hpp). The pairs keep the
-  /// inner order but for those.
+  /// inner order but for those. An inner engine that folds images (the default one) makes the
+  /// same cut in its own search instead (image_fold()).
   PairList pair_list(double radius, bool with_distances) const override {
     if (const std::optional<ImageFold> fold = image_fold()) {
       PairList list;
@@ -156,6 +157,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     return list;
   }
 
+  /// Resizable outputs straight from the inner engine's folded search; the others take a copy
+  /// of pair_list() (its size first, as they need).
   void pair_output(double radius, PairOutput& out) const override {
     if (const std::optional<ImageFold> fold = image_fold(); fold && out.resizable()) {
       inner_->pair_output_folded(radius, *fold, out, nullptr);
@@ -315,8 +318,9 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   /// The ghosts as an ImageFold, for an inner engine that folds them in its pair search: it then
-  /// keeps exactly the pairs pair_list()'s rewrite keeps (the same test, made as each row is
-  /// appended), with no list of the inner pairs. None without ghosts (nothing to fold).
+  /// keeps exactly the pairs pair_list()'s rewrite keeps (the same test, made on each block's
+  /// pairs while they are in cache), with no list of the inner pairs. None without ghosts
+  /// (nothing to fold).
   std::optional<ImageFold> image_fold() const {
     if (!inner_->folds_images() || images_.ghosts() == 0) return std::nullopt;
     return ImageFold{static_cast<index_t>(images_.reals), images_.origin.data()};
