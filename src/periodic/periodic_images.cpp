@@ -166,8 +166,9 @@ struct PackedLanes {
     }
     for (std::size_t p = 0; p < kPoints; ++p) {
       double product = 1.0;
-      for (std::size_t k = 0; k < static_cast<std::size_t>(Dim); ++k)
+      for (std::size_t k = 0; k < static_cast<std::size_t>(Dim); ++k) {
         product *= images[p * Dim + k];
+      }
       own[p] = static_cast<std::uint8_t>(product - 1.0);
     }
   }
