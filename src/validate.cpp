@@ -220,14 +220,9 @@ Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int
 
 template <int Dim, class T>
 Context<Dim, T> make_context(PointsView<Dim, T> points, double radius, int threads) {
-  check_radius(radius, "radius");
+  check_radius(radius, "radius");  // before the points, as the errors have always come
   const PointBounds<Dim> bounds = point_bounds(points, threads);
-  Context<Dim, T> context;
-  context.points = points;
-  context.radius = radius;
-  context.threads = bounds.workers;
-  context.grid = GridGeometry<Dim>::make(bounds.lower, bounds.upper, radius);
-  return context;
+  return make_context_in_bounds(points, radius, bounds.workers, bounds.lower, bounds.upper);
 }
 
 template <int Dim, class T>

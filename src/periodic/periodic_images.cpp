@@ -46,8 +46,8 @@ struct Geometry {
     }
   }
 
-  /// The image of wrapped coordinate `w` shifted by `s` box edges along axis k, rounded once.
-  double shifted(double w, int s, int k) const { return s < 0 ? w - edge[k] : w + edge[k]; }
+  /// The image of wrapped coordinate `w` shifted by `s` box edges along axis k.
+  double shifted(double w, int s, int k) const { return image_coordinate(w, s, edge[k]); }
   bool within_reach(double g, int k) const { return g >= low_reach[k] && g <= high_reach[k]; }
 
   AxisImages axis_images(double w, int k) const {

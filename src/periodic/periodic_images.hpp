@@ -14,6 +14,12 @@
 
 namespace spatialhash::detail {
 
+/// Wrapped coordinate `w` shifted by `shift` (-1, 0 or 1) box edges of length `edge`, rounded
+/// once: every image coordinate the periodic index stores or measures is this double.
+inline double image_coordinate(double w, int shift, double edge) {
+  return shift == 0 ? w : (shift < 0 ? w - edge : w + edge);
+}
+
 /// Point id a < `reals` is the wrapped point a itself; a ghost g = reals + k is the image
 /// w_origin[k] + shift[k] * L of a real point, stored rounded to double (exactly how the periodic
 /// neighbor rule defines the image). Ghosts are the images, with shift components in {-1, 0, 1}

@@ -6,7 +6,7 @@
 // search measures real q against a ghost of o (q's neighbor across a face) as w_q against o's
 // image: the rule's own measure when q < o, and for o < q the same pair from the other side, whose
 // squared distance differs by a rounding. This rule measures such a pair as w_o against q's image
-// shifted the other way, rounded as periodic_images.cpp rounds every image, and every other pair
+// shifted the other way, rounded as every image is (image_coordinate), and every other pair
 // by its inner distance.
 //
 // Why deciding only the undecided pairs is enough (sound()): the band leaves at least
@@ -68,8 +68,7 @@ class PeriodicPairRule {
     std::array<double, Dim> image;
     for (int k = 0; k < Dim; ++k) {
       const int s = -images_.shift[ghost][static_cast<std::size_t>(k)];
-      const double w = coords_.coord(query, k);
-      image[k] = s == 0 ? w : s < 0 ? w - edge_[k] : w + edge_[k];
+      image[k] = image_coordinate(coords_.coord(query, k), s, edge_[k]);
     }
     return distance_squared(coords_, images_.origin[ghost], image);
   }
