@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -83,6 +85,10 @@ struct ListRequest {
   /// pairs the engine would decide with distance_squared() <= radius^2 (see takes_pair_rule()).
   /// Distances are still the inner ones.
   const PairRule* rule = nullptr;
+  /// The rows wanted: those of points at or above it may come out empty (a periodic index drops
+  /// its ghosts' rows), as an engine chooses (the default one skips its search's steps whose
+  /// points all lie there).
+  std::size_t rows_wanted = std::numeric_limits<std::size_t>::max();
 };
 
 /// What every engine is built from: the caller's points, the index radius, the thread count and
@@ -199,7 +205,9 @@ class EngineBase {
   /// distance rule only by a rounding well inside that band (a periodic index's rule across the
   /// faces: periodic/periodic_rule.hpp).
   virtual bool takes_pair_rule() const { return false; }
-  /// neighbor_counts() by `rule`, for an engine whose takes_pair_rule() is true.
+  /// neighbor_counts() by `rule`, for an engine whose takes_pair_rule() is true, of the first
+  /// counts.size() points only (a periodic index's real points, not its ghosts): the engine may
+  /// skip searching the others.
   virtual void neighbor_counts_by_rule(double radius, PairRule rule,
                                        std::span<index_t> counts) const;
   /// Whether neighbor_lists, neighbor_rows, cross_lists and cross_rows sort each row by neighbor

@@ -276,7 +276,22 @@ class CellList final : public EngineBase<Dim, T> {
     /// s, one per point), which the column search reads as the candidates' ids in place of the
     /// layout's `order`, so that it reports sorted positions without gathering. Null otherwise.
     const std::uint32_t* positions = nullptr;
+    /// The rows wanted (ListRequest::rows_wanted; the counts asked for): the column search skips
+    /// a step whose points all lie at or above it, each of their rows empty (any_row_wanted).
+    std::size_t rows_wanted = std::numeric_limits<std::size_t>::max();
   };
+
+  /// What a skipped row's emit gets as its (empty) row: the collectors may read a row's slack.
+  static constexpr std::array<std::uint32_t, kFilterSlack> kNoRow{};
+
+  /// Whether the sorted positions `queries` hold a point below search.rows_wanted.
+  bool any_row_wanted(Range queries, const Search& search) const {
+    if (search.rows_wanted >= layout_.size()) return true;
+    for (std::uint32_t s = queries.begin; s < queries.end; ++s) {
+      if (layout_.order[s] < search.rows_wanted) return true;
+    }
+    return false;
+  }
 
   /// The emit callback of a search whose borderline candidates search.rule decides (not null).
   /// The rule's call is compiled into those searches only, each a template instance of its own
@@ -714,6 +729,10 @@ class CellList final : public EngineBase<Dim, T> {
         for (int h = 0; h < slabs; ++h) {
           const Range queries = slabs == 1 ? Range{starts[c], starts[last]} : part_of(c, h, slabs);
           if (queries.begin == queries.end) continue;
+          if (!any_row_wanted(queries, search)) {
+            for (std::uint32_t s = queries.begin; s < queries.end; ++s) emit(s, kNoRow.data(), 0);
+            continue;
+          }
           CandidateRuns runs;
           // A step of two cells: the runs of a block of queries of the lower cell (cells z - 1 ..
           // z + 1 of each column: the cell above those is more than r from any of its points) and

@@ -24,6 +24,7 @@ void CellList<Dim, T>::neighbor_counts_by_rule(double radius, PairRule rule,
                                                std::span<index_t> counts) const {
   Search search{band_for(radius), radius * radius};
   search.rule = &rule;
+  search.rows_wanted = counts.size();
   count_search<true>(search, counts);
 }
 
@@ -53,10 +54,15 @@ void CellList<Dim, T>::count_search(const Search& search, std::span<index_t> cou
       }
     }
   });
+  // Counts of the first counts.size() points only (neighbor_counts_by_rule).
   const auto signed_n = static_cast<std::int64_t>(n);
+  const std::size_t wanted = counts.size();
   parallel_region(threads, [&] {
 #pragma omp for schedule(static) nowait
-    for (std::int64_t s = 0; s < signed_n; ++s) counts[layout_.order[s]] = by_position[s];
+    for (std::int64_t s = 0; s < signed_n; ++s) {
+      const index_t point = layout_.order[s];
+      if (point < wanted) counts[point] = by_position[s];
+    }
   });
 }
 
@@ -85,6 +91,7 @@ template <bool kRule, class Lists>
 void CellList<Dim, T>::full_lists(const ListRequest& request, Lists& lists) const {
   Search asked{band_for(request.radius), request.radius * request.radius};
   asked.rule = request.rule;
+  asked.rows_wanted = request.rows_wanted;
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   const bool by_position = request.with_distances && !request.sorted;
   WorkVector<std::uint32_t> identity;

@@ -264,13 +264,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
     if (n == 0) return;
+    if (counts_by_rule(radius, counts)) return;
     const int threads = usable_threads(this->context_.threads);
     WorkVector<index_t> inner_counts;
     sized_for_overwrite(inner_counts, images.size());
-    if (counts_by_rule(radius, inner_counts)) {
-      std::copy_n(inner_counts.begin(), n, counts.begin());
-      return;
-    }
     inner_->neighbor_counts(radius, inner_counts);
     std::copy_n(inner_counts.begin(), n, counts.begin());
     // The ghosts' coordinates follow the reals' (ids n onwards); a point's ghosts are
@@ -332,11 +329,12 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   /// The inner count search with the periodic rule deciding the pairs its float band leaves
-  /// undecided (periodic_rule.hpp): the inner counts of the reals are then the counts.
-  bool counts_by_rule(double radius, std::span<index_t> inner_counts) const {
+  /// undecided (periodic_rule.hpp): the inner counts of the reals are then the counts, and only
+  /// theirs are asked for (the reals come first).
+  bool counts_by_rule(double radius, std::span<index_t> counts) const {
     if (!rule_searches(radius)) return false;
     const PeriodicPairRule<Dim> rule(images_, box_, radius);
-    inner_->neighbor_counts_by_rule(radius, rule, inner_counts);
+    inner_->neighbor_counts_by_rule(radius, rule, counts.first(images_.reals));
     return true;
   }
 
@@ -351,6 +349,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
     ListRequest inner_request = request;
     inner_request.sorted = false;  // rows are sorted after this (sorts_rows() is false)
     inner_request.rule = &rule;
+    inner_request.rows_wanted = images_.reals;  // the ghosts' rows are dropped
     inner_->neighbor_lists(inner_request, lists);
     const PeriodicImages<Dim>& images = images_;
     const std::size_t n = images.reals;
