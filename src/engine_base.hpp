@@ -139,10 +139,16 @@ template <int Dim, class T>
 Context<Dim, T> make_context_in_bounds(PointsView<Dim, T> points, double radius, int threads,
                                        const std::type_identity_t<std::array<double, Dim>>& lower,
                                        const std::type_identity_t<std::array<double, Dim>>& upper);
-/// The same checks without the lattice (grid left default), for engines that build their
-/// lattice over other coordinates (the periodic engine wraps the points first).
+/// The checks of make_context but the finite values, and no lattice (grid left default), with
+/// no pass over the points: for engines that build their lattice over other coordinates and
+/// check the values as they read them (the periodic engine wraps the points first:
+/// make_periodic_images calls check_finite()).
 template <int Dim, class T>
 Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int threads);
+/// Throws InvalidArgument naming the first point with a non-finite coordinate, if any (a scan in
+/// point order, for a caller that found one).
+template <int Dim, class T>
+void check_finite(PointsView<Dim, T> points);
 
 /// PairOutput into a PairList's pairs.
 class PairListOutput final : public PairOutput {

@@ -159,10 +159,9 @@ Partial<Dim> packed_bounds(const T* values, std::size_t count) {
   return bounds;
 }
 
-}  // namespace
-
+/// The checks of a point view that need no pass over its values.
 template <int Dim, class T>
-PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
+void check_point_view(PointsView<Dim, T> points) {
   if (points.count > 0 && points.data == nullptr) {
     throw InvalidArgument("spatialhash: null point data with a non-zero count");
   }
@@ -174,6 +173,26 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
     throw InvalidArgument("spatialhash: " + std::to_string(points.count) +
                           " points exceed the 32-bit index limit");
   }
+}
+
+}  // namespace
+
+template <int Dim, class T>
+void check_finite(PointsView<Dim, T> points) {
+  for (std::size_t i = 0; i < points.count; ++i) {
+    for (int k = 0; k < Dim; ++k) {
+      const double x = points.coord(i, k);
+      if (!std::isfinite(x)) {
+        throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
+                              axis_name(k) + " coordinate (" + shortest(x) + ")");
+      }
+    }
+  }
+}
+
+template <int Dim, class T>
+PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
+  check_point_view(points);
   // Bounding box in parallel; a non-finite value is located afterwards by a sequential scan so the
   // message names the first bad point.
   const int workers = checked_threads(threads);
@@ -193,17 +212,7 @@ PointBounds<Dim> point_bounds(PointsView<Dim, T> points, int threads) {
   });
   Partial<Dim> all;
   for (const Partial<Dim>& p : partial) all.add(p);
-  if (!all.finite) {
-    for (std::size_t i = 0; i < points.count; ++i) {
-      for (int k = 0; k < Dim; ++k) {
-        const double x = points.coord(i, k);
-        if (!std::isfinite(x)) {
-          throw InvalidArgument("spatialhash: point " + std::to_string(i) + " has a non-finite " +
-                                axis_name(k) + " coordinate (" + shortest(x) + ")");
-        }
-      }
-    }
-  }
+  if (!all.finite) check_finite(points);
   if (points.count == 0) all.lo = all.hi = std::array<double, Dim>{};
   return {all.lo, all.hi, workers};
 }
@@ -214,7 +223,8 @@ Context<Dim, T> make_point_context(PointsView<Dim, T> points, double radius, int
   Context<Dim, T> context;
   context.points = points;
   context.radius = radius;
-  context.threads = point_bounds(points, threads).workers;
+  check_point_view(points);
+  context.threads = checked_threads(threads);
   return context;
 }
 
@@ -243,6 +253,7 @@ template struct GridGeometry<3>;
 #define SPATIALHASH_INSTANTIATE(D, T)                                                             \
   template Context<D, T> make_context(PointsView<D, T>, double, int);                             \
   template Context<D, T> make_point_context(PointsView<D, T>, double, int);                       \
+  template void check_finite(PointsView<D, T>);                                                   \
   template Context<D, T> make_context_in_bounds(                                                  \
       PointsView<D, T>, double, int, const std::array<double, D>&, const std::array<double, D>&); \
   template PointBounds<D> point_bounds(PointsView<D, T>, int);

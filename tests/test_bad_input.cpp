@@ -61,6 +61,45 @@ TEST(BadInputBounds, NonFiniteFoundInEveryLaneAndTheTail) {
   });
 }
 
+// A periodic index checks the caller's points in the pass that wraps them (no bounds pass): its
+// packed path keeps runs of 8 points only when every value lies in the box (on an open axis:
+// is finite), so a bad value anywhere (first run, second block of 4096 points, the tail after the
+// last whole run), on a periodic or an open axis, packed or strided, is found and named.
+TEST(BadInputPeriodic, NonFiniteFoundOnEveryAxisAndPath) {
+  for_each_dim_type([]<int Dim, class T>() {
+    const std::size_t n = 4096 + 13;
+    for (const bool last_open : {false, true}) {
+      spatialhash::PeriodicBox<Dim> box;
+      for (int k = 0; k < Dim; ++k) {
+        box.lower[k] = 0.0;
+        box.upper[k] = 1.0;
+        box.periodic[k] = !(last_open && k == Dim - 1);
+      }
+      for (std::size_t stride : {std::size_t{Dim}, std::size_t{Dim + 1}}) {
+        for (std::size_t bad : {std::size_t{0}, std::size_t{4096 + 3}, n - 1}) {
+          for (int k = 0; k < Dim; ++k) {
+            for (T value : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                            -std::numeric_limits<T>::infinity()}) {
+              std::vector<T> data(n * stride);
+              for (std::size_t j = 0; j < data.size(); ++j) data[j] = static_cast<T>(j % 7) / 8;
+              data[bad * stride + static_cast<std::size_t>(k)] = value;
+              const std::string axis = k == 0 ? "x" : (k == 1 ? "y" : "z");
+              SCOPED_TRACE((last_open ? "last axis open, stride " : "periodic, stride ") +
+                           std::to_string(stride));
+              expect_error(
+                  [&] {
+                    Index<Dim, T>(spatialhash::PointsView<Dim, T>(data.data(), n, stride), 0.1, box,
+                                  {.threads = 2});
+                  },
+                  "point " + std::to_string(bad) + " has a non-finite " + axis);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST_P(BadInput, BadRadius) {
   std::vector<double> xyz = {0, 0, 0, 1, 1, 1};
   for (double r : {0.0, -1.0, -2.5, std::nan(""), std::numeric_limits<double>::infinity()}) {

@@ -98,7 +98,9 @@ struct AxisBounds {
 /// one flat loop over the run's values (value j on axis j % Dim) against a constant per lane, all
 /// selects, which the compiler vectorizes (point by point, the whole of make_periodic_images took
 /// 14.7 ms for 1M float points on one thread of a Xeon VM, mostly this pass). An open axis never
-/// wraps (bounds +-inf) and has no images (a NaN edge fails every reach test).
+/// wraps (its bounds the least finite double and +inf: every finite value lies inside) and has
+/// no images (a NaN edge fails every reach test). A value that is not finite lies outside on
+/// every axis, so the general path sees it (and make_periodic_images reports it).
 template <int Dim>
 struct PackedLanes {
   static constexpr std::size_t kPoints = 8;
@@ -135,7 +137,7 @@ struct PackedLanes {
     for (std::size_t j = 0; j < kValues; ++j) {
       const auto k = static_cast<int>(j % Dim);
       const bool periodic = geometry.box.periodic[k];
-      inside_low[j] = periodic ? geometry.box.lower[k] : -kInfinity;
+      inside_low[j] = periodic ? geometry.box.lower[k] : std::numeric_limits<double>::lowest();
       inside_high[j] = periodic ? geometry.box.upper[k] : kInfinity;
       edge[j] = periodic ? geometry.edge[k] : std::numeric_limits<double>::quiet_NaN();
       low_reach[j] = geometry.low_reach[k];
@@ -240,6 +242,10 @@ void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box
   WorkVector<std::uint8_t> has_ghosts;  // every flag written by pass 1: no zeroing
   sized_for_overwrite(has_ghosts, n);
   std::vector<AxisBounds<Dim>> block_bounds(blocks);
+  // Per block: whether the general path met a value that is not finite (the packed path keeps
+  // only finite ones). The caller's points are checked here, in the pass that reads them
+  // (make_point_context makes none).
+  std::vector<std::uint8_t> block_not_finite(blocks, 0);
   const auto block_count = static_cast<std::int64_t>(blocks);
   const PackedLanes<Dim> lanes(geometry);
   parallel_region(threads, [&] {
@@ -280,12 +286,14 @@ void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box
         }
       }
       // The general path: any stride, points outside the box.
+      bool finite = true;
       for (; i < last; ++i) {
         std::size_t images_of_point = 1;
         for (int k = 0; k < Dim; ++k) {
           // wrap_into(), with the test of a point already inside the box (nearly all of them)
           // inline: wrap_coordinate() begins with the same one.
           double w = static_cast<double>(data[i * stride + k]);
+          finite = finite && std::isfinite(w);
           if (box.periodic[k] && !(w >= box.lower[k] && w < box.upper[k])) {
             w = wrap_coordinate(w, box.lower[k], box.upper[k]);
           }
@@ -295,10 +303,14 @@ void make_periodic_images(PointsView<Dim, T> points, const PeriodicBox<Dim>& box
         }
         take(i, images_of_point - 1);  // the ghosts for_each_ghost() emits
       }
+      block_not_finite[static_cast<std::size_t>(b)] = !finite;
       block_ghosts[b + 1] = ghosts;
       block_imaged[b + 1] = imaged;
     }
   });
+  if (std::find(block_not_finite.begin(), block_not_finite.end(), 1) != block_not_finite.end()) {
+    check_finite(points);  // throws, naming the first such point
+  }
   for (std::size_t b = 0; b < blocks; ++b) {
     block_ghosts[b + 1] += block_ghosts[b];
     block_imaged[b + 1] += block_imaged[b];
