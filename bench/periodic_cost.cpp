@@ -1,19 +1,22 @@
 // What periodic boundaries cost: the same uniform points indexed with and without a periodic box
 // (same engine, same radius), timed for build, pairs (callback and list), counts, full and half
 // neighbor lists, and cross queries at as many random positions (each result freed inside its
-// timing), with the ratio.
+// timing), with the ratio. The two indexes take turns, repetition by repetition: on a shared
+// machine whose speed drifts, a ratio of two runs made minutes apart was off by up to 1.5x.
 // The periodic index finds more pairs (those across the faces); the figures are per pair too.
 //
 //   spatialhash_bench_periodic [n] [neighbors per point] [threads]   (defaults 1000000 30 0)
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <numbers>
-#include <optional>
 #include <random>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "spatialhash/spatialhash.hpp"
@@ -22,15 +25,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Median of `repeats` runs of f, in milliseconds.
+/// Milliseconds f took.
 template <class F>
-double median_ms(int repeats, F&& f) {
-  std::vector<double> times;
-  for (int k = 0; k < repeats; ++k) {
-    const auto start = Clock::now();
-    f();
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
+double time_ms(F&& f) {
+  const auto start = Clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// The median of `times` (sorted here).
+double median(std::vector<double>& times) {
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -39,40 +43,79 @@ double median_ms(int repeats, F&& f) {
 constexpr const char* kOperations[] = {"build", "pairs cb",   "pair list", "counts",
                                        "lists", "half lists", "cross"};
 constexpr int kOperationCount = std::size(kOperations);
+constexpr int kRepeats = 7;
 
 struct Figures {
   double ms[kOperationCount];
   std::size_t pairs;
 };
 
-Figures measure(const std::vector<float>& xyz, double r,
-                const std::optional<spatialhash::PeriodicBox<3>>& box, int threads) {
-  const spatialhash::Options options{.threads = threads};
-  auto make = [&] {
-    return box ? spatialhash::Index<3, float>(xyz, r, *box, options)
-               : spatialhash::Index<3, float>(xyz, r, options);
-  };
-  Figures f{};
-  f.ms[0] = median_ms(5, [&] { (void)make(); });
-  const auto index = make();
+/// One operation on `index`, the result freed inside the timing; the pairs found for "pairs cb".
+std::size_t run(const spatialhash::Index<3, float>& index, int op,
+                const spatialhash::PointsView<3, double>& positions) {
   std::size_t pairs = 0;
-  f.ms[1] = median_ms(5, [&] {
-    pairs = 0;
-    index.for_each_pair_batch([&](std::span<const spatialhash::PairHit> b) { pairs += b.size(); });
-  });
-  f.pairs = pairs;
-  f.ms[2] = median_ms(5, [&] { (void)index.pairs(); });
-  f.ms[3] = median_ms(5, [&] { (void)index.neighbor_counts(); });
-  f.ms[4] = median_ms(5, [&] { (void)index.neighbor_lists(); });
-  f.ms[5] = median_ms(5, [&] { (void)index.neighbor_lists({.half = true}); });
+  switch (op) {
+    case 1:
+      index.for_each_pair_batch(
+          [&](std::span<const spatialhash::PairHit> b) { pairs += b.size(); });
+      break;
+    case 2:
+      (void)index.pairs();
+      break;
+    case 3:
+      (void)index.neighbor_counts();
+      break;
+    case 4:
+      (void)index.neighbor_lists();
+      break;
+    case 5:
+      (void)index.neighbor_lists({.half = true});
+      break;
+    case 6:
+      (void)index.cross(positions);
+      break;
+    default:
+      break;
+  }
+  return pairs;
+}
+
+/// Every operation on the open and the periodic index, the two alternated repetition by
+/// repetition (which goes first alternating too), so that a slow spell of the machine slows
+/// both: the medians of kRepeats each.
+std::pair<Figures, Figures> measure(const std::vector<float>& xyz, double r,
+                                    const spatialhash::PeriodicBox<3>& box, int threads) {
+  const spatialhash::Options options{.threads = threads};
+  const auto make = [&](bool periodic) {
+    return periodic ? spatialhash::Index<3, float>(xyz, r, box, options)
+                    : spatialhash::Index<3, float>(xyz, r, options);
+  };
   // As many cross queries as points, uniform over the box (and one edge around it).
   std::mt19937_64 g(2);
   std::uniform_real_distribution<double> u(-r, 1.0 + r);
   std::vector<double> queries(xyz.size());
   for (double& q : queries) q = u(g);
   const spatialhash::PointsView<3, double> positions(queries.data(), queries.size() / 3);
-  f.ms[6] = median_ms(5, [&] { (void)index.cross(positions); });
-  return f;
+  const std::array<spatialhash::Index<3, float>, 2> indexes{make(false), make(true)};
+  std::array<Figures, 2> figures{};
+  for (int op = 0; op < kOperationCount; ++op) {
+    std::array<std::vector<double>, 2> times;
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      for (int turn = 0; turn < 2; ++turn) {
+        const int which = (rep + turn) % 2;  // 0 open, 1 periodic
+        times[which].push_back(time_ms([&] {
+          if (op == 0) {
+            (void)make(which == 1);
+          } else {
+            const std::size_t pairs = run(indexes[which], op, positions);
+            if (op == 1) figures[which].pairs = pairs;
+          }
+        }));
+      }
+    }
+    for (int which = 0; which < 2; ++which) figures[which].ms[op] = median(times[which]);
+  }
+  return {figures[0], figures[1]};
 }
 
 }  // namespace
@@ -90,8 +133,7 @@ int main(int argc, char** argv) {
   for (float& x : xyz) x = u(g);
   const spatialhash::PeriodicBox<3> box{{0, 0, 0}, {edge, edge, edge}, {true, true, true}};
 
-  const Figures open = measure(xyz, r, std::nullopt, threads);
-  const Figures periodic = measure(xyz, r, box, threads);
+  const auto [open, periodic] = measure(xyz, r, box, threads);
   std::printf(
       "n = %zu uniform float points in a unit cube, r = %.5g (%.0f neighbors/point), "
       "default engine, threads = %d (0: all)\n",
