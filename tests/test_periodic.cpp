@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -425,6 +427,127 @@ TEST(GapFills, CloseEveryGapInAnyOrder) {
     std::sort(front.begin(), front.end());
     ASSERT_EQ(front, want) << "trial " << trial;
   }
+}
+
+// Rows of a CSR array, some of which change length, moved in place as the periodic lists move
+// them (move_rows): the runs of rows between changed ones, in segments (independent_segments)
+// that run one after the other in either order, as threads may, each by move_runs_in_place, and
+// the runs set aside between segments copied out first and written last. Every row must land
+// where the new lengths put it. Changes of one sign for a while (the runs then move far: few cuts
+// without setting runs aside) and of either sign, 1 to 4 segments.
+TEST(GapFills, RunsMoveInSegmentsInAnyOrder) {
+  using spatialhash::detail::EntryMove;
+  std::mt19937_64 g(43);
+  std::size_t cut_somewhere = 0, set_aside = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t rows = std::uniform_int_distribution<std::size_t>(1, 400)(g);
+    const int parts = 1 + trial % 4;
+    const bool drifting = trial % 3 == 0;
+    std::vector<std::size_t> old_length(rows), new_length(rows);
+    std::vector<bool> changed(rows);
+    for (std::size_t i = 0; i < rows; ++i) {
+      old_length[i] = std::uniform_int_distribution<std::size_t>(0, 12)(g);
+      changed[i] = g() % 10 == 0;
+      std::size_t length = old_length[i];
+      if (changed[i]) {
+        const std::size_t grow = std::uniform_int_distribution<std::size_t>(0, 3)(g);
+        const bool up = drifting ? i < rows / 2 : g() % 2 == 0;
+        length = up ? length + grow : length - std::min(length, grow);
+      }
+      new_length[i] = length;
+    }
+    std::vector<std::size_t> old_offset(rows + 1, 0), new_offset(rows + 1, 0);
+    for (std::size_t i = 0; i < rows; ++i) {
+      old_offset[i + 1] = old_offset[i] + old_length[i];
+      new_offset[i + 1] = new_offset[i] + new_length[i];
+    }
+    // Entry e of row i is i * 100 + e; the array has room for either layout.
+    std::vector<long> values(std::max(old_offset[rows], new_offset[rows]), -1);
+    for (std::size_t i = 0; i < rows; ++i) {
+      for (std::size_t e = 0; e < old_length[i]; ++e) {
+        values[old_offset[i] + e] = static_cast<long>(i * 100 + e);
+      }
+    }
+    std::vector<long> want(new_offset[rows]);
+    for (std::size_t i = 0; i < rows; ++i) {
+      for (std::size_t e = 0; e < new_length[i]; ++e) {
+        want[new_offset[i] + e] = static_cast<long>(i * 100 + e);
+      }
+    }
+    // The runs of unchanged rows that move.
+    std::vector<EntryMove> moves;
+    for (std::size_t i = 0; i < rows;) {
+      if (changed[i]) {
+        ++i;
+        continue;
+      }
+      std::size_t end = i;
+      while (end < rows && !changed[end]) ++end;
+      const std::size_t count = old_offset[end] - old_offset[i];
+      if (count != 0 && old_offset[i] != new_offset[i]) {
+        moves.push_back(EntryMove{old_offset[i], new_offset[i], count});
+      }
+      i = end;
+    }
+    const auto cut = spatialhash::detail::independent_segments(moves, parts);
+    ASSERT_GE(cut.segments.size(), 1u);
+    ASSERT_LE(cut.segments.size(), static_cast<std::size_t>(parts));
+    // The segments and the runs set aside cover every run once, in order.
+    std::vector<std::size_t> covered;
+    std::size_t aside = 0;
+    for (const auto& [first, end] : cut.segments) {
+      while (aside < cut.aside.size() && cut.aside[aside] < first)
+        covered.push_back(cut.aside[aside++]);
+      for (std::size_t k = first; k < end; ++k) covered.push_back(k);
+    }
+    while (aside < cut.aside.size()) covered.push_back(cut.aside[aside++]);
+    std::vector<std::size_t> every(moves.size());
+    std::iota(every.begin(), every.end(), std::size_t{0});
+    ASSERT_EQ(covered, every) << "trial " << trial;
+    cut_somewhere += cut.segments.size() > 1;
+    set_aside += !cut.aside.empty();
+    for (const bool forwards : {true, false}) {
+      std::vector<long> moved = values;
+      std::vector<long> saved;
+      for (const std::size_t k : cut.aside) {
+        const EntryMove& m = moves[k];
+        saved.insert(saved.end(), moved.begin() + static_cast<std::ptrdiff_t>(m.from),
+                     moved.begin() + static_cast<std::ptrdiff_t>(m.from + m.count));
+      }
+      const auto move = [&](const EntryMove& m) {
+        const auto from = moved.begin() + static_cast<std::ptrdiff_t>(m.from);
+        const auto to = moved.begin() + static_cast<std::ptrdiff_t>(m.to);
+        if (m.to < m.from) {
+          std::copy(from, from + static_cast<std::ptrdiff_t>(m.count), to);
+        } else {
+          std::copy_backward(from, from + static_cast<std::ptrdiff_t>(m.count),
+                             to + static_cast<std::ptrdiff_t>(m.count));
+        }
+      };
+      for (std::size_t s = 0; s < cut.segments.size(); ++s) {
+        const auto& [first, end] = cut.segments[forwards ? s : cut.segments.size() - 1 - s];
+        spatialhash::detail::move_runs_in_place(
+            std::span<const EntryMove>(moves).subspan(first, end - first), move);
+      }
+      std::size_t at = 0;
+      for (const std::size_t k : cut.aside) {
+        const EntryMove& m = moves[k];
+        for (std::size_t e = 0; e < m.count; ++e) moved[m.to + e] = saved[at++];
+      }
+      // The changed rows are written from elsewhere (staged): here, from `want`.
+      for (std::size_t i = 0; i < rows; ++i) {
+        if (!changed[i]) continue;
+        for (std::size_t e = 0; e < new_length[i]; ++e) {
+          moved[new_offset[i] + e] = want[new_offset[i] + e];
+        }
+      }
+      moved.resize(new_offset[rows]);
+      ASSERT_EQ(moved, want) << "trial " << trial << (forwards ? ", forwards" : ", backwards");
+    }
+  }
+  // Both kinds of cut happen.
+  EXPECT_GT(cut_somewhere, 50u);
+  EXPECT_GT(set_aside, 10u);
 }
 
 // ---- The wrapping formula, against an independent one in long double ----------------------
