@@ -1,8 +1,8 @@
 // The run-time choice of SIMD kernels (src/simd/kernel_choice.hpp), against its rule written out
 // here from simd_available(): for every cap, the widest level at or below it that this build and
-// processor run; and every kernel family (block filter, key pass, row distances, row sort) picks
-// one build per level by that choice: a distinct build for each level that runs, the scalar one
-// at the scalar cap, and never a null kernel.
+// processor run; and every kernel family (block filter, key pass, row distances, row sort, pair
+// fold) picks one build per level by that choice: a distinct build for each level that runs, the
+// scalar one at the scalar cap, and never a null kernel.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,6 +12,7 @@
 #include "../src/simd/cell_keys.hpp"
 #include "../src/simd/distance_kernels.hpp"
 #include "../src/simd/kernel_choice.hpp"
+#include "../src/simd/pair_fold.hpp"
 #include "../src/simd/row_sort.hpp"
 
 namespace {
@@ -85,6 +86,8 @@ TEST(KernelChoice, EveryKernelFamilyFollowsTheChoice) {
   check_family<RowDistancesFn<3, double>>([](Simd s) { return best_row_distances<3, double>(s); });
   check_family<RowDistancesFn<2, float>>([](Simd s) { return best_row_distances<2, float>(s); });
   check_family<RowSortFn>([](Simd s) { return best_row_sort(s); });
+  check_family<PairFoldFn>([](Simd s) { return best_pair_fold(s); });
+  EXPECT_EQ(best_pair_fold(Simd::scalar), &pair_fold_scalar);
   EXPECT_EQ(best_row_sort(Simd::scalar), &row_sort_scalar);
   EXPECT_EQ(best_block_filter<3>(Simd::scalar), &block_filter_scalar<3>);
 }

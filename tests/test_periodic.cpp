@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../src/gap_fills.hpp"
+#include "../src/simd/pair_fold.hpp"
 #include "check_periodic.hpp"
 #include "engine_cases.hpp"
 #include "expect_error.hpp"
@@ -548,6 +549,80 @@ TEST(GapFills, RunsMoveInSegmentsInAnyOrder) {
   // Both kinds of cut happen.
   EXPECT_GT(cut_somewhere, 50u);
   EXPECT_GT(set_aside, 10u);
+}
+
+// The pair fold (src/simd/pair_fold.hpp), every level this processor runs, against the rule
+// written out here: pairs (a, b), a < b, among 300 points and 200 images (each of a random
+// point), in runs of points' pairs, pairs with images and images' pairs (lengths 0 to 40, so both
+// the vector steps with and without images and the scalar tail run, and the kept pairs move down
+// from anywhere), with and without distances, which must move with their pairs.
+TEST(PairFold, EveryLevelKeepsAndMapsWhatTheRuleSays) {
+  using spatialhash::Pair;
+  using spatialhash::Simd;
+  constexpr spatialhash::index_t kFirst = 300, kImages = 200;
+  std::mt19937_64 g(47);
+  std::vector<spatialhash::index_t> origin(kImages);
+  for (auto& o : origin) o = static_cast<spatialhash::index_t>(g() % kFirst);
+  std::size_t levels = 0;
+  for (const Simd level : {Simd::scalar, Simd::avx2, Simd::avx512}) {
+    if (!spatialhash::simd_available(level)) continue;
+    ++levels;
+    const spatialhash::detail::PairFoldFn fold = spatialhash::detail::best_pair_fold(level);
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<Pair> pairs;
+      const int runs = static_cast<int>(g() % 8);
+      for (int r = 0; r < runs; ++r) {
+        const int kind = static_cast<int>(g() % 4);  // points, with images, images, mixed
+        const std::size_t length = g() % 41;
+        for (std::size_t k = 0; k < length; ++k) {
+          const auto point = [&] { return static_cast<spatialhash::index_t>(g() % kFirst); };
+          const auto image = [&] {
+            return kFirst + static_cast<spatialhash::index_t>(g() % kImages);
+          };
+          const int which = kind == 3 ? static_cast<int>(g() % 3) : kind;
+          spatialhash::index_t a = which == 2 ? image() : point();
+          spatialhash::index_t b = which == 0 ? point() : image();
+          if (a == b) continue;
+          pairs.push_back(Pair{std::min(a, b), std::max(a, b)});
+        }
+      }
+      std::vector<double> distances(pairs.size());
+      for (std::size_t k = 0; k < distances.size(); ++k)
+        distances[k] = 0.5 + static_cast<double>(k);
+      std::vector<Pair> want;
+      std::vector<double> want_distances;
+      for (std::size_t k = 0; k < pairs.size(); ++k) {
+        const Pair p = pairs[k];
+        if (p.second < kFirst) {
+          want.push_back(p);
+        } else if (p.first < kFirst && p.first < origin[p.second - kFirst]) {
+          want.push_back(Pair{p.first, origin[p.second - kFirst]});
+        } else {
+          continue;
+        }
+        want_distances.push_back(distances[k]);
+      }
+      for (const bool with_distances : {false, true}) {
+        SCOPED_TRACE(std::string(level == Simd::avx512
+                                     ? "avx512"
+                                     : (level == Simd::avx2 ? "avx2" : "scalar")) +
+                     ", trial " + std::to_string(trial) + (with_distances ? ", distances" : ""));
+        std::vector<Pair> folded = pairs;
+        std::vector<double> moved = distances;
+        const std::size_t kept = fold(folded.data(), with_distances ? moved.data() : nullptr,
+                                      folded.size(), kFirst, origin.data());
+        folded.resize(kept);
+        ASSERT_EQ(folded, want);
+        if (with_distances) {
+          moved.resize(kept);
+          ASSERT_EQ(moved, want_distances);
+        } else {
+          ASSERT_EQ(moved, distances);  // untouched
+        }
+      }
+    }
+  }
+  EXPECT_GE(levels, 1u);
 }
 
 // ---- The wrapping formula, against an independent one in long double ----------------------

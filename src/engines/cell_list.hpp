@@ -225,7 +225,7 @@ class CellList final : public EngineBase<Dim, T> {
   /// float band leaves undecided (Search::rule).
   bool takes_pair_rule() const override { return true; }
   /// Pairs with images folded: the one-search pair path, each block's pairs folded before they
-  /// are written out (fold_pairs).
+  /// are written out (simd/pair_fold.hpp).
   bool folds_images() const override { return true; }
   void pair_output_folded(double radius, const ImageFold& fold, PairOutput& out,
                           ResultVector<double>* distances) const override;
@@ -455,10 +455,6 @@ class CellList final : public EngineBase<Dim, T> {
   /// `order` set, the ids are sorted positions, point order[id].
   static void append_pairs(index_t a, const std::uint32_t* ids, std::uint32_t count,
                            const index_t* order, Buffer<Pair>& pairs);
-  /// Keeps the pairs `fold` keeps, mapped, in order, and their distances alike (or null): a
-  /// block's pairs, in cache, before they are copied out (folded as each row was appended, the
-  /// test took a third of a periodic pair list's time: rows of a few pairs).
-  static void fold_pairs(const ImageFold& fold, Buffer<Pair>& pairs, Buffer<double>* distances);
 
   /// The count-first path of pair_output() (fixed-size outputs): block counts, then each block
   /// written at its offset by a second search that repeats the first exactly.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../simd/pair_fold.hpp"
 #include "../threads.hpp"
 #include "cell_list.hpp"
 #include "estimate_room.hpp"
@@ -84,6 +85,7 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
   WorkVector<std::uint32_t> identity;
   const Search search = measure ? for_positions(asked, identity) : asked;
   const RowDistancesFn<Dim, T> row_distances = best_row_distances<Dim, T>();
+  const PairFoldFn pair_fold = best_pair_fold(this->context_.simd);
   const index_t* order = measure ? layout_.order.data() : nullptr;
   std::atomic<std::size_t> cursor = 0;
   struct Late {
@@ -110,7 +112,14 @@ void CellList<Dim, T>::pairs_in_one_search(const Search& asked, PairOutput& out,
                      }
                      append_pairs(layout_.order[s], ids, count, order, block_pairs);
                    });
-      if (fold != nullptr) fold_pairs(*fold, block_pairs, measure ? &block_distances : nullptr);
+      if (fold != nullptr) {
+        // In cache, before the pairs are written out (pair_fold.hpp).
+        const std::size_t kept =
+            pair_fold(block_pairs.data(), measure ? block_distances.data() : nullptr,
+                      block_pairs.size(), fold->first, fold->origin);
+        block_pairs.truncate(kept);
+        if (measure) block_distances.truncate(kept);
+      }
       const std::span<const Pair> found(block_pairs.data(), block_pairs.size());
       const std::span<const double> measured(block_distances.data(), block_distances.size());
       const std::size_t at = cursor.fetch_add(found.size(), std::memory_order_relaxed);
@@ -144,32 +153,6 @@ void CellList<Dim, T>::append_pairs(index_t a, const std::uint32_t* ids, std::ui
     row[k] = Pair{std::min(a, b), std::max(a, b)};
   }
   pairs.grow(count);
-}
-
-template <int Dim, class T>
-void CellList<Dim, T>::fold_pairs(const ImageFold& fold, Buffer<Pair>& pairs,
-                                  Buffer<double>* distances) {
-  // Locals: the stores below may alias anything.
-  const index_t first = fold.first;
-  const index_t* origin = fold.origin;
-  Pair* found = pairs.data();
-  double* measured = distances == nullptr ? nullptr : distances->data();
-  const std::size_t count = pairs.size();
-  std::size_t kept = 0;
-  for (std::size_t k = 0; k < count; ++k) {
-    const Pair p = found[k];
-    const bool image = p.second >= first;
-    const index_t mapped = image ? origin[p.second - first] : p.second;
-    // Every pair written, the cursor passing the kept ones. With two images, p.first >= first >
-    // mapped: dropped by the same test. (Without a branch, origin[0] read for every other pair
-    // and masks for the selects, it took 1.6x as long: 22.6% against 14.1% of the samples of a
-    // periodic pair list at 1M points.)
-    found[kept] = Pair{p.first, mapped};
-    if (measured != nullptr) measured[kept] = measured[k];
-    kept += !image || p.first < mapped;
-  }
-  pairs.truncate(kept);
-  if (distances != nullptr) distances->truncate(kept);
 }
 
 template <int Dim, class T>
