@@ -84,7 +84,8 @@ struct Options {
   /// to 64 r, chosen for about 3 points per stencil cell; 1 keeps cells of edge r whatever the
   /// data.
   int cell_subdivision = 0;
-  /// cell_list only: the instruction set of its distance tests.
+  /// cell_list only: the instruction set of its vector kernels (distance tests, key passes, and a
+  /// periodic index's pair fold).
   Simd simd = Simd::automatic;
 };
 
