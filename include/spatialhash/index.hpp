@@ -25,7 +25,9 @@
 // Threading: construction and the array-returning queries use Options::threads threads. Callback
 // queries call the callback from the calling thread only, one batch at a time, so callbacks need
 // no locking. They allocate nothing per result: batches live on the stack, and a pair search
-// allocates its scratch space once per call (a ball query with the default engine, never).
+// allocates its scratch space once per call (with the default engine, chiefly a copy of the
+// points in its own order, whose distances it measures: Dim values per point; a ball query with
+// the default engine, never).
 // Every query is const and keeps its scratch space in the call: several threads may query one
 // index at the same time; update(), assignment and destruction need it to themselves.
 #pragma once
@@ -99,7 +101,7 @@ class Index {
   void update(PointsView<Dim, T> points);
   void update(std::span<const T> coords);
 
-  // ---- Callback queries: no allocation, sequential, results delivered in batches. ----
+  // ---- Callback queries: no allocation per result, sequential, results in batches. ----
 
   /// Visits every unordered pair within `radius` (default: the index radius) once, first < second.
   void for_each_pair_batch(FunctionRef<void(std::span<const PairHit>)> visit,

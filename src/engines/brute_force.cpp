@@ -22,7 +22,7 @@ class BruteForce final : public EngineBase<Dim, T> {
     for (std::size_t i = 0; i < points.size(); ++i) {
       for (std::size_t j = i + 1; j < points.size(); ++j) {
         const double d2 = distance_squared(points, i, j);
-        if (d2 <= r2) sink.push({index_t(i), index_t(j), d2});
+        if (d2 <= r2) sink.emplace(index_t(i), index_t(j), d2);
       }
     }
   }
@@ -32,7 +32,7 @@ class BruteForce final : public EngineBase<Dim, T> {
     const double r2 = radius * radius;
     for (std::size_t i = 0; i < points.size(); ++i) {
       const double d2 = distance_squared(points, i, center);
-      if (d2 <= r2) sink.push({index_t(i), d2});
+      if (d2 <= r2) sink.emplace(index_t(i), d2);
     }
   }
 };

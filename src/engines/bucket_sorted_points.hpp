@@ -125,7 +125,7 @@ void ball_in_ranges(const BucketSortedPoints<Dim, T>& sorted, const Ranges& rang
   for (const SortedRange& range : ranges) {
     for (std::size_t b = range.begin; b < range.end; ++b) {
       const double d2 = distance_squared(points, b, center);
-      if (d2 <= r2) sink.push({sorted.sorted_ids[b], d2});
+      if (d2 <= r2) sink.emplace(sorted.sorted_ids[b], d2);
     }
   }
 }

@@ -529,7 +529,7 @@ void CellHash<Dim, T>::pairs(double radius, PairSink& sink) const {
         const double d2 = distance_squared(near, a, p);
         if (d2 <= r2) {
           const index_t i = s.slots[self.begin + a];
-          sink.push({std::min(i, j), std::max(i, j), d2});
+          sink.emplace(std::min(i, j), std::max(i, j), d2);
         }
       }
     }
@@ -549,7 +549,7 @@ void CellHash<Dim, T>::pairs(double radius, PairSink& sink) const {
           const double d2 = distance_squared(near, a, b);
           if (d2 <= r2) {
             const index_t i = s.slots[self.begin + a], j = s.slots[self.begin + b];
-            sink.push({std::min(i, j), std::max(i, j), d2});
+            sink.emplace(std::min(i, j), std::max(i, j), d2);
           }
         }
       }
@@ -588,7 +588,7 @@ void CellHash<Dim, T>::ball(const Position& center, double radius, HitSink& sink
       for (std::uint32_t t = record->begin; t < record->begin + record->count; ++t) {
         const index_t i = s.slots[t];
         const double d2 = distance_squared(points, i, center);
-        if (d2 <= r2) sink.push({i, d2});
+        if (d2 <= r2) sink.emplace(i, d2);
       }
     }
   };

@@ -18,7 +18,7 @@ namespace spatialhash::detail {
 
 template <int Dim, class T>
 void CellList<Dim, T>::ball(const Position& center, double radius, HitSink& sink) const {
-  scan_ball<true>(center, radius, [&](index_t j, double d2) { sink.push({j, d2}); });
+  scan_ball<true>(center, radius, [&](index_t j, double d2) { sink.emplace(j, d2); });
 }
 
 template <int Dim, class T>

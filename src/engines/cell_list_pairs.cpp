@@ -16,16 +16,24 @@ namespace spatialhash::detail {
 
 template <int Dim, class T>
 void CellList<Dim, T>::pairs(double radius, PairSink& sink) const {
-  const Search search{band_for(radius), radius * radius};
+  // Rows of sorted positions, each pair's distance measured from a copy of the points in sorted
+  // order, where a row's neighbors lie side by side (the same values, so the same doubles),
+  // instead of at the caller's indices, a cache miss each in a shuffled order.
+  WorkVector<std::uint32_t> identity;
+  const Search search = for_positions(Search{band_for(radius), radius * radius}, identity);
+  const WorkVector<T> sorted_coords = sorted_copy();
+  const PointsView<Dim, T> sorted(sorted_coords.data(), layout_.size());
+  const index_t* order = layout_.order.data();
   CellWork<Dim> work;
   const auto blocks = static_cast<std::int64_t>(blocks_.size() - 1);
   for (std::int64_t b = 0; b < blocks; ++b) {
-    search_block(b, Stencil::half, Ids::original, search, work,
+    search_block(b, Stencil::half, Ids::sorted_position, search, work,
                  [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
-                   const index_t a = layout_.order[s];
+                   const index_t a = order[s];
                    for (std::uint32_t k = 0; k < count; ++k) {
-                     const double d2 = distance_squared(this->context_.points, a, ids[k]);
-                     sink.push(a < ids[k] ? PairHit{a, ids[k], d2} : PairHit{ids[k], a, d2});
+                     const double d2 = distance_squared(sorted, s, ids[k]);
+                     const index_t other = order[ids[k]];
+                     sink.emplace(std::min(a, other), std::max(a, other), d2);
                    }
                  });
   }

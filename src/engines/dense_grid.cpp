@@ -81,7 +81,7 @@ class DenseGrid final : public EngineBase<Dim, T> {
         const double d2 = distance_squared(sorted, a, b);
         if (d2 <= r2) {
           const index_t j = grid_.points.sorted_ids[b];
-          sink.push(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
+          sink.emplace(std::min(i, j), std::max(i, j), d2);
         }
       };
       for (std::size_t b = a + 1; b < rows.ranges[kOwnRow].end; ++b) test(b);

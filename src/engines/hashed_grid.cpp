@@ -79,7 +79,7 @@ class HashedGrid final : public EngineBase<Dim, T> {
           const double d2 = distance_squared(sorted, a, b);
           if (d2 <= r2) {
             const index_t j = table_.points.sorted_ids[b];
-            sink.push(i < j ? PairHit{i, j, d2} : PairHit{j, i, d2});
+            sink.emplace(std::min(i, j), std::max(i, j), d2);
           }
         }
       }

@@ -85,7 +85,7 @@ class Multimap final : public EngineBase<Dim, T> {
         for (auto it = first; it != last; ++it) {
           const index_t j = it->second;  // inserted earlier, so j < i
           const double d2 = distance_squared(points, j, i);
-          if (d2 <= r2) sink.push({j, index_t(i), d2});
+          if (d2 <= r2) sink.emplace(j, index_t(i), d2);
         }
       });
       inserted.emplace(cell, index_t(i));
@@ -101,7 +101,7 @@ class Multimap final : public EngineBase<Dim, T> {
       const auto [first, last] = map_.equal_range(neighbor);
       for (auto it = first; it != last; ++it) {
         const double d2 = distance_squared(points, it->second, center);
-        if (d2 <= r2) sink.push({it->second, d2});
+        if (d2 <= r2) sink.emplace(it->second, d2);
       }
     });
   }

@@ -108,7 +108,7 @@ class SortedIndex final : public EngineBase<Dim, T> {
       const double d2 = distance_squared(sorted, a, b);
       if (d2 <= r2) {
         const index_t i = state_.ids[a], j = state_.ids[b];
-        sink.push({std::min(i, j), std::max(i, j), d2});
+        sink.emplace(std::min(i, j), std::max(i, j), d2);
       }
     };
 
@@ -170,7 +170,7 @@ class SortedIndex final : public EngineBase<Dim, T> {
       for (auto s = static_cast<std::size_t>(it - keys.begin());
            s < keys.size() && keys[s] <= hi_key; ++s) {
         const double d2 = distance_squared(sorted, s, center);
-        if (d2 <= r2) sink.push({state_.ids[s], d2});
+        if (d2 <= r2) sink.emplace(state_.ids[s], d2);
       }
     };
     Cell<Dim> row = lo;

@@ -82,7 +82,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
         // caller index, so (ghost, ghost) always fails the same test.
         const index_t ghost = h.second - reals;
         if (h.first < origin[ghost]) {
-          sink.push(PairHit{h.first, origin[ghost], h.distance_squared, shift[ghost]});
+          sink.emplace(h.first, origin[ghost], h.distance_squared, shift[ghost]);
         }
       }
     };
@@ -403,7 +403,7 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   void ball(const Position& center, double radius, HitSink& sink) const override {
     const PeriodicImages<Dim>& images = images_;
     auto forward = [&](std::span<const Hit> batch) {
-      for (const Hit& h : batch) sink.push(Hit{images.original(h.index), h.distance_squared});
+      for (const Hit& h : batch) sink.emplace(images.original(h.index), h.distance_squared);
     };
     HitSink inner_sink(forward);
     // With r < L / 2 at most one image of a point lies within r of the wrapped center.
