@@ -39,6 +39,8 @@ class BatchSink {
   /// about 60% of the samples of the default engine's pairs callback.)
   template <class... Args>
   void emplace(Args&&... args) {
+    // The slot's old item is written over without being destroyed.
+    static_assert(std::is_trivially_destructible_v<Item>);
     ::new (static_cast<void*>(buffer_.data() + size_)) Item{std::forward<Args>(args)...};
     if (++size_ == kBatch) flush();
   }
