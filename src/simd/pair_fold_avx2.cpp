@@ -13,7 +13,7 @@ namespace spatialhash::detail {
 namespace {
 
 /// For each mask of kept lanes (bit j: lane j), the 32-bit permutation that moves the kept 64-bit
-/// lanes to the front in order (the others after them, unused).
+/// lanes to the front in order (the rest lane 0, unused: the table starts zeroed).
 constexpr std::array<std::array<int, 8>, 16> kFront = [] {
   std::array<std::array<int, 8>, 16> table{};
   for (int mask = 0; mask < 16; ++mask) {
@@ -24,7 +24,6 @@ constexpr std::array<std::array<int, 8>, 16> kFront = [] {
       table[mask][2 * at + 1] = 2 * lane + 1;
       ++at;
     }
-    for (; at < 4; ++at) table[mask][2 * at] = table[mask][2 * at + 1] = 0;
   }
   return table;
 }();
