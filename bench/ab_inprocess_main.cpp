@@ -27,10 +27,10 @@ double ab_after_run(const float* points, std::size_t n, int dim, double radius, 
 
 namespace {
 
-constexpr int kOps = 8;
+constexpr int kOps = 9;
 constexpr std::array<const char*, kOps> kOpNames = {
-    "counts (search)", "build + rows", "build + lists", "pairs (search)",
-    "pairs + dist.",   "build",        "update, same",  "update, moved"};
+    "counts (search)", "build + rows", "build + lists", "pairs (search)", "pairs + dist.",
+    "build",           "update, same", "update, moved", "ball each"};
 
 /// Per side (0: before, 1: after) and operation: every repetition's milliseconds, and the
 /// neighbors the last one found.

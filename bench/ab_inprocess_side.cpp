@@ -27,6 +27,18 @@ double time_op(const float* points, std::size_t n, double radius, int threads, i
     for (std::size_t i = 0; i < rows.size(); ++i) entries += rows.row(i).size();
   } else if (op == 2) {
     entries = index.neighbor_lists().indices.size();
+  } else if (op == 8) {
+    // One ball() per query, as a caller that asks query by query: n / 10 queries, each a quarter
+    // radius off a point picked by a multiplicative hash (so in no order the points have).
+    from = std::chrono::steady_clock::now();
+    std::vector<spatialhash::index_t> found;
+    for (std::size_t q = 0; q < n / 10; ++q) {
+      const std::size_t i = static_cast<std::size_t>((q * 2654435761u) % n);
+      typename spatialhash::Index<Dim, float>::Position center;
+      for (int k = 0; k < Dim; ++k) center[k] = points[i * Dim + k] + 0.25 * radius;
+      index.ball(center, radius, found);
+      entries += found.size();
+    }
   } else if (op == 5) {
     entries = index.size();  // build: the index alone
   } else if (op == 6 || op == 7) {
@@ -59,7 +71,8 @@ double time_op(const float* points, std::size_t n, double radius, int threads, i
 /// distances) on `n` points of dimension `dim` (2 or 3), and the neighbor entries (pairs for 3
 /// and 4) it found; 5: the build alone (the index's points counted as its entries); 6: update()
 /// of an updated index to the same points; 7: update() back from points moved by up to 1% of the
-/// radius (the neighbor counts after either, untimed, as its entries).
+/// radius (the neighbor counts after either, untimed, as its entries); 8: n / 10 ball() calls,
+/// one query each, on a built index (their hits as its entries).
 double AB_SIDE_FUNCTION(const float* points, std::size_t n, int dim, double radius, int threads,
                         int op, std::uint64_t& entries) {
   return dim == 2 ? time_op<2>(points, n, radius, threads, op, entries)

@@ -13,7 +13,8 @@ namespace bench {
 /// One spatialhash engine through the public API: spatialhash::Index with `options` (its
 /// engine, its cell subdivision) and `threads` threads; list operations (rebuild_lists, step_lists,
 /// rebuild_rows, step_rows, ball, ball_rows) pass `list_options`. Ball queries go to
-/// Index::cross (ball) or Index::cross_rows (ball_rows) all at once.
+/// Index::cross (ball) or Index::cross_rows (ball_rows) all at once, or to Index::ball one query
+/// at a time (ball_each, threads over queries).
 template <int Dim, class T>
 Measurement run_ours(const spatialhash::Options& options,
                      const spatialhash::ListOptions& list_options, const Problem<Dim, T>& problem,

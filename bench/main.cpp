@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--ops", s.ops,
                  "all, or a list of: build rebuild_lists step_lists rebuild_rows step_rows "
-                 "pairs counts ball ball_rows")
+                 "pairs counts ball ball_rows ball_each")
       ->delimiter(',');
   app.add_option("--orders", s.orders, "shuffled,sorted")->delimiter(',');
   app.add_option("--cap", s.caps,

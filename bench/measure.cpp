@@ -91,6 +91,8 @@ std::string_view op_name(Op op) {
       return "ball";
     case Op::ball_rows:
       return "ball+rows";
+    case Op::ball_each:
+      return "ball each";
   }
   return "?";
 }
@@ -101,6 +103,7 @@ std::string_view op_key(Op op) {
   if (op == Op::rebuild_rows) return "rebuild_rows";
   if (op == Op::step_rows) return "step_rows";
   if (op == Op::ball_rows) return "ball_rows";
+  if (op == Op::ball_each) return "ball_each";
   return op_name(op);
 }
 
@@ -111,7 +114,7 @@ Op parse_op(std::string_view key) {
   if (key == "lists") return Op::rebuild_lists;
   throw std::invalid_argument("unknown operation '" + std::string(key) +
                               "' (valid: build, rebuild_lists, step_lists, rebuild_rows, "
-                              "step_rows, pairs, counts, ball, ball_rows)");
+                              "step_rows, pairs, counts, ball, ball_rows, ball_each)");
 }
 
 Digest digest_lists(const spatialhash::NeighborLists& lists) {

@@ -26,17 +26,19 @@ enum class Op {
   counts,         ///< neighbor count of every point, on an index built outside the timing
   ball,       ///< ball queries at random positions, hits counted per query, threads over queries
   ball_rows,  ///< the same ball queries, ours as NeighborRows (Index::cross_rows)
+  ball_each,  ///< the same ball queries, ours one Index::ball() call each (a caller that asks
+              ///< query by query, as a game asks per body), threads over queries
 };
 
 std::string_view op_name(Op op);    ///< "build", "rebuild+lists", ...
 std::string_view op_key(Op op);     ///< "build", "rebuild_lists", ... (flags, JSON)
 Op parse_op(std::string_view key);  ///< throws std::invalid_argument
-inline constexpr Op kAllOps[] = {Op::build,        Op::rebuild_lists, Op::step_lists,
-                                 Op::rebuild_rows, Op::step_rows,     Op::pairs,
-                                 Op::counts,       Op::ball,          Op::ball_rows};
+inline constexpr Op kAllOps[] = {Op::build,     Op::rebuild_lists, Op::step_lists, Op::rebuild_rows,
+                                 Op::step_rows, Op::pairs,         Op::counts,     Op::ball,
+                                 Op::ball_rows, Op::ball_each};
 /// Whether `op` runs the ball queries (its items are the queries, not the points).
 inline bool is_ball(Op op) {
-  return op == Op::ball || op == Op::ball_rows;
+  return op == Op::ball || op == Op::ball_rows || op == Op::ball_each;
 }
 /// Whether `op` produces full neighbor lists (as CSR lists or as NeighborRows).
 inline bool makes_lists(Op op) {

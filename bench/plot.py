@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 OP_TITLES = {"build": "build", "rebuild_lists": "rebuild + full lists",
              "rebuild_rows": "rebuild + rows (NeighborRows)", "pairs": "pairs once",
              "counts": "counts only", "ball": "ball queries",
-             "ball_rows": "ball queries as rows"}
+             "ball_rows": "ball queries as rows",
+             "ball_each": "ball queries one call each"}
 
 
 def engine_colors(engines):

@@ -212,7 +212,8 @@ Measurement run_nanoflann(const Problem<Dim, T>& problem, Op op, int threads,
       break;
     }
     case Op::ball:
-    case Op::ball_rows: {  // one form of result: the hits of each query
+    case Op::ball_rows:
+    case Op::ball_each: {  // one form of result: the hits of each query
       const Tree<Dim, T> tree(Dim, cloud, params);
       const auto queries = static_cast<std::int64_t>(problem.queries.size() / Dim);
       std::vector<std::uint32_t> hits(static_cast<std::size_t>(queries));

@@ -469,10 +469,12 @@ class CellList final : public EngineBase<Dim, T> {
   template <class Lists>
   void cross_search(Queries queries, const ListRequest& request, Lists& lists) const;
 
-  /// Calls emit(index, d2) for every point within `radius` of `center`: the stencil's ranges
-  /// through the filter with one query, fixed-size chunks on the stack (nothing allocated). d2 is
-  /// the exact double distance for borderline candidates, and for sure ones when kDistances.
-  template <bool kDistances, class Emit>
+  /// Calls emit(ids) with the indices of every point within `radius` of `center`, a span at a
+  /// time: the stencil's ranges through the filter with one query, packed up to kMaxRuns runs and
+  /// a chunk of candidates per filter call (one call per range cost a ball query about a third
+  /// of its time), on the stack (nothing allocated). Borderline candidates are decided in double
+  /// before they are emitted.
+  template <class Emit>
   void scan_ball(const Position& center, double radius, Emit&& emit) const;
 
   /// Searches `count` query positions, all in lattice cell `cell`: queries[query_of[0 .. count)],
