@@ -1160,11 +1160,12 @@ class CellList final : public EngineBase<Dim, T> {
   /// leaving out cell `skip_cell` (for a half stencil, every cell up to it).
   int stencil_ranges(const Cell<Dim>& cell, std::uint32_t skip_cell, Stencil stencil,
                      std::array<Range, kStencil>& ranges) const {
+    std::array<std::uint32_t, kStencil> cells;
     int count = 0;
     const auto add = [&](std::uint32_t found) {
       if (found == CellListLayout<Dim>::kNoCell) return;
       if (stencil == Stencil::half ? found <= skip_cell : found == skip_cell) return;
-      ranges[count++] = Range{layout_.cell_start[found], layout_.cell_start[found + 1]};
+      cells[count++] = found;
     };
     // Only with a direct lookup (at most about a cell per point): on a wide sparse lattice the
     // slot would overflow.
@@ -1182,20 +1183,22 @@ class CellList final : public EngineBase<Dim, T> {
       layout_.for_each_cell_in_box(corner, 2 * grid_.reach + 1,
                                    [&](int, std::uint32_t found) { add(found); });
     }
-    // Insertion sort by position: short, and mostly in order already (cells in Z-order).
+    // Insertion sort: short, and mostly in order already (cells in Z-order). Cell indices, not
+    // ranges: half the bytes moved, and consecutive indices are touching cells, so a merged run
+    // reads cell_start twice, not twice per cell (W6 ball queries 1.04-1.06x, ninety-second
+    // session).
     for (int q = 1; q < count; ++q) {
-      const Range moving = ranges[q];
+      const std::uint32_t moving = cells[q];
       int at = q;
-      for (; at > 0 && ranges[at - 1].begin > moving.begin; --at) ranges[at] = ranges[at - 1];
-      ranges[at] = moving;
+      for (; at > 0 && cells[at - 1] > moving; --at) cells[at] = cells[at - 1];
+      cells[at] = moving;
     }
     int merged = 0;
-    for (int q = 0; q < count; ++q) {
-      if (merged > 0 && ranges[merged - 1].end == ranges[q].begin) {
-        ranges[merged - 1].end = ranges[q].end;
-      } else {
-        ranges[merged++] = ranges[q];
-      }
+    for (int q = 0; q < count;) {
+      const std::uint32_t first = cells[q];
+      std::uint32_t last = first;
+      for (++q; q < count && cells[q] == last + 1; ++q) last = cells[q];
+      ranges[merged++] = Range{layout_.cell_start[first], layout_.cell_start[last + 1]};
     }
     return merged;
   }
