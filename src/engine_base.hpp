@@ -36,6 +36,9 @@ using PairRule = FunctionRef<bool(index_t query, index_t candidate)>;
 struct ImageFold {
   index_t first = 0;
   const index_t* origin = nullptr;
+  /// shift[k]: image first + k's offset from its origin in box edges (PairHit::shift), for the
+  /// callback search (EngineBase::pairs_folded).
+  const std::array<std::int8_t, 3>* shift = nullptr;
 };
 
 /// Tuning of the in-place collection of neighbor lists (collect_rows_in_place.hpp).
@@ -255,6 +258,9 @@ class EngineBase {
   /// `distances`, each pair's distance at its place there. Only where folds_images().
   virtual void pair_output_folded(double radius, const ImageFold& fold, PairOutput& out,
                                   ResultVector<double>* distances) const;
+  /// pairs() of the pairs `fold` keeps, mapped as it says, each with the shift of the image it
+  /// met (PairHit::shift). Only where folds_images().
+  virtual void pairs_folded(double radius, const ImageFold& fold, PairSink& sink) const;
   /// The pairs as a PairList, with distances when asked. The default takes pair_output() without
   /// distances, and pairs() (whose hits carry each pair's distance) with them.
   virtual PairList pair_list(double radius, bool with_distances) const;

@@ -25,6 +25,11 @@ void EngineBase<Dim, T>::pair_output_folded(double, const ImageFold&, PairOutput
 }
 
 template <int Dim, class T>
+void EngineBase<Dim, T>::pairs_folded(double, const ImageFold&, PairSink&) const {
+  throw std::logic_error("spatialhash: pairs_folded on an engine that does not fold images");
+}
+
+template <int Dim, class T>
 void EngineBase<Dim, T>::neighbor_counts(double radius, std::span<index_t> counts) const {
   std::fill(counts.begin(), counts.end(), index_t{0});
   auto visit = [&](std::span<const PairHit> batch) {

@@ -206,6 +206,7 @@ class CellList final : public EngineBase<Dim, T> {
   double cell_edge() const override { return grid_.cell_size; }
 
   void pairs(double radius, PairSink& sink) const override;
+  void pairs_folded(double radius, const ImageFold& fold, PairSink& sink) const override;
 
   void ball(const Position& center, double radius, HitSink& sink) const override;
 
@@ -225,7 +226,7 @@ class CellList final : public EngineBase<Dim, T> {
   /// float band leaves undecided (Search::rule).
   bool takes_pair_rule() const override { return true; }
   /// Pairs with images folded: the one-search pair path, each block's pairs folded before they
-  /// are written out (simd/pair_fold.hpp).
+  /// are written out (simd/pair_fold.hpp); the callback search folds each pair as it is found.
   bool folds_images() const override { return true; }
   void pair_output_folded(double radius, const ImageFold& fold, PairOutput& out,
                           ResultVector<double>* distances) const override;
@@ -443,6 +444,12 @@ class CellList final : public EngineBase<Dim, T> {
   Search for_positions(const Search& search, WorkVector<std::uint32_t>& identity) const;
 
   // ---- Pairs (cell_list_pairs.cpp) ----
+
+  /// The callback search of pairs() and, with kFold, of pairs_folded(): the pairs `fold` keeps,
+  /// mapped, each image's pair measured only when kept (the periodic index forwarded every pair
+  /// through a second batch before).
+  template <bool kFold>
+  void pairs_into(double radius, const ImageFold& fold, PairSink& sink) const;
 
   /// The one-search path of pair_output() (resizable outputs), and of pair_list() with
   /// distances: then `distances` (the list's) gets each pair's distance at the pair's place.

@@ -16,6 +16,17 @@ namespace spatialhash::detail {
 
 template <int Dim, class T>
 void CellList<Dim, T>::pairs(double radius, PairSink& sink) const {
+  pairs_into<false>(radius, ImageFold{}, sink);
+}
+
+template <int Dim, class T>
+void CellList<Dim, T>::pairs_folded(double radius, const ImageFold& fold, PairSink& sink) const {
+  pairs_into<true>(radius, fold, sink);
+}
+
+template <int Dim, class T>
+template <bool kFold>
+void CellList<Dim, T>::pairs_into(double radius, const ImageFold& fold, PairSink& sink) const {
   // Rows of sorted positions, each pair's distance measured from a copy of the points in sorted
   // order, where a row's neighbors lie side by side (the same values, so the same doubles),
   // instead of at the caller's indices, a cache miss each in a shuffled order.
@@ -31,9 +42,19 @@ void CellList<Dim, T>::pairs(double radius, PairSink& sink) const {
                  [&](std::uint32_t s, const std::uint32_t* ids, std::uint32_t count) {
                    const index_t a = order[s];
                    for (std::uint32_t k = 0; k < count; ++k) {
-                     const double d2 = distance_squared(sorted, s, ids[k]);
                      const index_t other = order[ids[k]];
-                     sink.emplace(std::min(a, other), std::max(a, other), d2);
+                     const index_t low = std::min(a, other), high = std::max(a, other);
+                     if (kFold && high >= fold.first) {
+                       // An image: kept as (low, its origin) where that lies above low (ImageFold;
+                       // two images never are), measured only then.
+                       const index_t image = high - fold.first;
+                       if (low < fold.origin[image]) {
+                         sink.emplace(low, fold.origin[image], distance_squared(sorted, s, ids[k]),
+                                      fold.shift[image]);
+                       }
+                       continue;
+                     }
+                     sink.emplace(low, high, distance_squared(sorted, s, ids[k]));
                    }
                  });
   }
@@ -208,6 +229,7 @@ void CellList<Dim, T>::pairs_counted_first(const Search& search, PairOutput& out
 
 #define SPATIALHASH_INSTANTIATE(D, T)                                                     \
   template void CellList<D, T>::pairs(double, PairSink&) const;                           \
+  template void CellList<D, T>::pairs_folded(double, const ImageFold&, PairSink&) const;  \
   template void CellList<D, T>::pair_output(double, PairOutput&) const;                   \
   template PairList CellList<D, T>::pair_list(double, bool) const;                        \
   template void CellList<D, T>::pair_output_folded(double, const ImageFold&, PairOutput&, \

@@ -68,6 +68,10 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   }
 
   void pairs(double radius, PairSink& sink) const override {
+    if (const std::optional<ImageFold> fold = image_fold()) {
+      inner_->pairs_folded(radius, *fold, sink);
+      return;
+    }
     // Locals, so the compiler need not reload them after every write into the sink.
     const index_t reals = static_cast<index_t>(images_.reals);
     const index_t* origin = images_.origin.data();
@@ -320,7 +324,8 @@ class PeriodicEngine final : public EngineBase<Dim, T> {
   /// (nothing to fold).
   std::optional<ImageFold> image_fold() const {
     if (!inner_->folds_images() || images_.ghosts() == 0) return std::nullopt;
-    return ImageFold{static_cast<index_t>(images_.reals), images_.origin.data()};
+    return ImageFold{static_cast<index_t>(images_.reals), images_.origin.data(),
+                     images_.shift.data()};
   }
 
   /// Whether the inner engine's searches may take the rule (periodic_rule.hpp) at `radius`.
