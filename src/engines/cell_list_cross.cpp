@@ -248,7 +248,12 @@ void CellList<Dim, T>::scan_ball(const Position& center, double radius, Emit&& e
   const double r2 = radius * radius;
   const FloatBand band = stencil_search(Search{band_for(radius), r2}, cell).band;
   std::array<Range, kStencil> ranges;
-  const int count = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges);
+  // The cells of the ball's box, where it leaves out some of the stencil's.
+  const StencilBox box = ball_box(center, radius, cell);
+  bool whole = true;
+  for (int k = 0; k < Dim; ++k) whole = whole && box.high[k] - box.low[k] == 2 * grid_.reach;
+  const int count = stencil_ranges(cell, CellListLayout<Dim>::kNoCell, Stencil::full, ranges,
+                                   whole ? nullptr : &box);
   SoaView<Dim> all;
   for (int k = 0; k < Dim; ++k) all.axis[k] = layout_.axis[k].data();
   all.ids = layout_.order.data();

@@ -62,6 +62,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../engine_base.hpp"
@@ -485,10 +486,18 @@ class CellListLayout {
   /// once and its cells inside the box read from its mask (in Z-order within the tile).
   template <class F>
   void for_each_cell_in_box(const std::array<std::int64_t, Dim>& corner, int width, F&& f) const {
+    std::array<int, Dim> widths;
+    widths.fill(width);
+    for_each_cell_in_box(corner, widths, std::forward<F>(f));
+  }
+  /// The same for a box of width[k] (<= 8) cells along axis k.
+  template <class F>
+  void for_each_cell_in_box(const std::array<std::int64_t, Dim>& corner,
+                            const std::array<int, Dim>& width, F&& f) const {
     std::array<int, Dim> from, to;  // box positions on the lattice: [from, to) per axis
     for (int k = 0; k < Dim; ++k) {
-      from[k] = static_cast<int>(std::clamp<std::int64_t>(-corner[k], 0, width));
-      to[k] = static_cast<int>(std::clamp<std::int64_t>(dims[k] - corner[k], 0, width));
+      from[k] = static_cast<int>(std::clamp<std::int64_t>(-corner[k], 0, width[k]));
+      to[k] = static_cast<int>(std::clamp<std::int64_t>(dims[k] - corner[k], 0, width[k]));
       if (from[k] >= to[k]) return;
     }
     if (direct()) {
@@ -500,7 +509,7 @@ class CellListLayout {
         int t = 0;
         std::array<std::int64_t, Dim> first;
         for (int k = Dim - 1; k >= 0; --k) {
-          t = t * width + at[k];
+          t = t * width[k] + at[k];
           first[k] = corner[k] + at[k];
         }
         const std::int64_t slot = slot_of(first);
@@ -544,7 +553,7 @@ class CellListLayout {
           for (int k = Dim - 1; k >= 0; --k) {
             const std::int64_t cell =
                 (static_cast<std::int64_t>(tile[k]) << kTileShift) + kTileCodes<Dim>.local[code][k];
-            t = t * width + static_cast<int>(cell - corner[k]);
+            t = t * width[k] + static_cast<int>(cell - corner[k]);
           }
           const std::uint64_t below = cells_mask & ((std::uint64_t{1} << code) - 1);
           f(t, first + static_cast<std::uint32_t>(std::popcount(below)));
