@@ -1180,11 +1180,11 @@ class CellList final : public EngineBase<Dim, T> {
   /// ball of radius r across three cells per axis; a coarser lattice (sparse points) or a
   /// smaller radius across fewer: 1M sparse points (W6), cells of 2.9 r, about 5 cells of 27.
   StencilBox ball_box(const Position& center, double radius, const Cell<Dim>& cell) const {
-    const double reach = radius * (1.0 + 0x1p-20);
+    const double half_width = radius * (1.0 + 0x1p-20);  // radius'
     StencilBox box;
     for (int k = 0; k < Dim; ++k) {
-      const std::int64_t low = grid_.cell_along(center[k] - reach, k) - cell[k];
-      const std::int64_t high = grid_.cell_along(center[k] + reach, k) - cell[k];
+      const std::int64_t low = grid_.cell_along(center[k] - half_width, k) - cell[k];
+      const std::int64_t high = grid_.cell_along(center[k] + half_width, k) - cell[k];
       box.low[k] = static_cast<int>(std::clamp<std::int64_t>(low, -grid_.reach, 0));
       box.high[k] = static_cast<int>(std::clamp<std::int64_t>(high, 0, grid_.reach));
     }
