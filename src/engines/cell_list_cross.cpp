@@ -13,6 +13,7 @@
 #include "cell_list.hpp"
 #include "collect_rows.hpp"
 #include "collect_rows_unordered.hpp"
+#include "row_distances.hpp"
 
 namespace spatialhash::detail {
 
@@ -22,8 +23,7 @@ void CellList<Dim, T>::ball(const Position& center, double radius, HitSink& sink
   scan_ball(center, radius, [&](std::span<const std::uint32_t> ids) {
     // The hits' points lie scattered in the caller's array: every line is requested before the
     // first is read (for_each_in_ball about 1.04x, docs/benchmarks.md, ninety-second session).
-    for (const std::uint32_t j : ids)
-      __builtin_prefetch(points.data + std::size_t{j} * points.stride);
+    prefetch_points(points, ids.data(), static_cast<std::uint32_t>(ids.size()));
     for (const std::uint32_t j : ids) sink.emplace(j, distance_squared(points, j, center));
   });
 }
